@@ -1,0 +1,11 @@
+package io.rdma4j;
+
+/** The manager was closed before, or while, the operation ran. */
+public class ManagerClosedException extends RdmaException {
+
+    private static final long serialVersionUID = 1L;
+
+    public ManagerClosedException(String message) {
+        super(message);
+    }
+}

@@ -1,0 +1,14 @@
+package io.rdma4j;
+
+/**
+ * No transport that this manager runs is advertised by the remote buffer's token (for example a
+ * TCP-only process holding a token from a verbs-only owner). Nothing was sent.
+ */
+public class NoCompatibleBackendException extends RdmaException {
+
+    private static final long serialVersionUID = 1L;
+
+    public NoCompatibleBackendException(String message) {
+        super(message);
+    }
+}

@@ -1,0 +1,134 @@
+package io.rdma4j;
+
+import io.rdma4j.spi.BackendOp.OpType;
+
+import java.lang.foreign.MemorySegment;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+/**
+ * A batch of reads and writes against remote buffers, submitted together.
+ *
+ * <p>Sizes are checked as ops are added, and a rejected op is not queued. Prefix semantics: a
+ * read copies the whole remote buffer into the first {@code remote.size()} bytes of the local
+ * segment; a write copies the whole local segment into the first {@code local.byteSize()} bytes
+ * of the remote buffer. Bytes beyond are untouched on both sides. Overlap between ops is not
+ * checked: two ops writing the same range race (reading one local range for several writes is fine).
+ *
+ * <p>{@link #submit} routes each op to the first transport, in priority order, that this manager
+ * runs and the token advertises, runs the per-transport groups in parallel and waits for all.
+ * The ops stay queued, so the same action can be submitted again (it is routed afresh).
+ *
+ * <p><b>Ownership:</b> local segments belong to the caller and must stay alive, and must not be
+ * written (reads) or changed (writes) by the caller, until the submit's future completes.
+ *
+ * <p>Not thread-safe for building; one submit at a time.
+ */
+public final class RdmaAction {
+
+    record Op(OpType type, RdmaRemoteBuffer remote, MemorySegment local) {
+    }
+
+    private final RdmaManager manager;
+    private final List<Op> ops = new ArrayList<>();
+    private final AtomicBoolean submitting = new AtomicBoolean();
+
+    RdmaAction(RdmaManager manager) {
+        this.manager = manager;
+    }
+
+    /**
+     * Queues a read of the whole {@code remote} buffer into the start of {@code local}.
+     *
+     * @throws IllegalArgumentException if {@code local} is smaller than the remote buffer, on the
+     *                                  heap, read-only or its arena is closed
+     * @throws IllegalStateException    while this action is being submitted
+     */
+    public RdmaAction readInto(RdmaRemoteBuffer remote, MemorySegment local) {
+        checkLocal(remote, local);
+        if (local.isReadOnly()) {
+            throw new IllegalArgumentException("cannot read into a read-only segment");
+        }
+        if (local.byteSize() < remote.size()) {
+            throw new IllegalArgumentException("destination local memory size (" + local.byteSize()
+                    + ") must be >= remote buffer size (" + remote.size() + ")");
+        }
+        return add(new Op(OpType.READ_INTO_LOCAL, remote, local));
+    }
+
+    /**
+     * Queues a write of the whole of {@code local} into the start of the {@code remote} buffer.
+     *
+     * @throws IllegalArgumentException if {@code local} is larger than the remote buffer, empty,
+     *                                  on the heap or its arena is closed
+     * @throws IllegalStateException    while this action is being submitted
+     */
+    public RdmaAction writeFrom(RdmaRemoteBuffer remote, MemorySegment local) {
+        checkLocal(remote, local);
+        if (local.byteSize() > remote.size()) {
+            throw new IllegalArgumentException("source local memory size (" + local.byteSize()
+                    + ") must be <= remote buffer size (" + remote.size() + ")");
+        }
+        return add(new Op(OpType.WRITE_FROM_LOCAL, remote, local));
+    }
+
+    private void checkLocal(RdmaRemoteBuffer remote, MemorySegment local) {
+        Objects.requireNonNull(remote, "remote");
+        Objects.requireNonNull(local, "local");
+        if (submitting.get()) {
+            throw new IllegalStateException("cannot add to an action that is currently being submitted");
+        }
+        if (!local.isNative()) {
+            throw new IllegalArgumentException("RDMA needs native memory: the local segment is on the heap");
+        }
+        if (local.byteSize() == 0) {
+            throw new IllegalArgumentException("the local segment is empty");
+        }
+        if (!local.scope().isAlive()) {
+            throw new IllegalArgumentException("the local segment's arena is closed");
+        }
+    }
+
+    private RdmaAction add(Op op) {
+        ops.add(op);
+        return this;
+    }
+
+    /** Number of queued ops. */
+    public int size() {
+        return ops.size();
+    }
+
+    /**
+     * Runs every queued op, all within {@code timeout}. An empty action succeeds at once.
+     *
+     * @return completes when every op finished; fails with {@link RdmaSubmitException} naming each
+     *         failing transport (its per-transport causes are {@link RdmaTimeoutException},
+     *         {@link RemoteAccessException}, {@link PeerUnreachableException}, ...), with
+     *         {@link NoCompatibleBackendException} before anything was sent when an op's token shares
+     *         no transport with this manager, or with {@link ManagerClosedException}
+     * @throws IllegalArgumentException if {@code timeout} is negative
+     * @throws IllegalStateException    if the previous submit of this action is still running
+     */
+    public CompletableFuture<Void> submit(Duration timeout) {
+        Objects.requireNonNull(timeout, "timeout");
+        if (timeout.isNegative()) {
+            throw new IllegalArgumentException("timeout must not be negative: " + timeout);
+        }
+        if (!submitting.compareAndSet(false, true)) {
+            throw new IllegalStateException("this action is currently being submitted");
+        }
+        CompletableFuture<Void> f;
+        try {
+            f = manager.submit(List.copyOf(ops), timeout);
+        } catch (RuntimeException e) {
+            submitting.set(false);
+            throw e;
+        }
+        return f.whenComplete((ok, t) -> submitting.set(false));
+    }
+}

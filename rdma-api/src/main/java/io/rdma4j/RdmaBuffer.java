@@ -1,0 +1,69 @@
+package io.rdma4j;
+
+import java.lang.foreign.MemorySegment;
+import java.time.Duration;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+/**
+ * Memory the manager allocated, registered with every transport: the safe way to share a
+ * buffer ({@link RdmaManager#allocate(long)}).
+ *
+ * <p><b>Ownership.</b> The manager owns the memory. It stays valid until {@link #close()}; it is
+ * freed only after the registration was released on every transport and the last in-flight
+ * remote access finished, so no transport ever touches freed memory. After {@code close()} the
+ * segment must not be used: accesses throw {@link IllegalStateException} once it is freed.
+ * Closing the manager closes every buffer it allocated.
+ */
+public final class RdmaBuffer implements AutoCloseable {
+
+    private static final Duration CLOSE_TIMEOUT = Duration.ofSeconds(60);
+
+    private final RdmaManager manager;
+    private final MemorySegment segment;
+    private final RdmaRemoteBuffer remote;
+    private final AtomicBoolean closed = new AtomicBoolean();
+
+    RdmaBuffer(RdmaManager manager, MemorySegment segment, RdmaRemoteBuffer remote) {
+        this.manager = manager;
+        this.segment = segment;
+        this.remote = remote;
+    }
+
+    /** The memory, for local reads and writes. Page-aligned, zero-filled when allocated. */
+    public MemorySegment segment() {
+        return segment;
+    }
+
+    /** The token to send to peers. */
+    public RdmaRemoteBuffer remote() {
+        return remote;
+    }
+
+    /** The buffer id. */
+    public long id() {
+        return remote.id();
+    }
+
+    /** Length in bytes. */
+    public long byteSize() {
+        return segment.byteSize();
+    }
+
+    /**
+     * Releases the registration on every transport and waits (up to a minute) until it is done;
+     * the memory is freed when the last in-flight remote access finishes. Idempotent.
+     *
+     * @throws RdmaReleaseException if a transport failed to deregister (the buffer is released anyway)
+     */
+    @Override
+    public void close() {
+        if (closed.compareAndSet(false, true)) {
+            manager.awaitRelease(remote.id(), CLOSE_TIMEOUT);
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "RdmaBuffer[" + remote + (closed.get() ? ", closed" : "") + "]";
+    }
+}

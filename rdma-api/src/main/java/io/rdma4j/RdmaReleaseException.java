@@ -1,0 +1,16 @@
+package io.rdma4j;
+
+import java.util.Map;
+
+/**
+ * Releasing a buffer failed on one or more transports ({@code RDMA release failed on n backend(s):}).
+ * The buffer is released anyway: it is gone from the manager and no later access succeeds.
+ */
+public class RdmaReleaseException extends MultiBackendException {
+
+    private static final long serialVersionUID = 1L;
+
+    public RdmaReleaseException(Map<String, ? extends Throwable> failures) {
+        super("RDMA release", failures);
+    }
+}

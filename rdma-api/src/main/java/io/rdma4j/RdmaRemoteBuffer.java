@@ -1,0 +1,326 @@
+package io.rdma4j;
+
+import io.rdma4j.spi.Endpoint;
+import io.rdma4j.spi.RemoteBufferRef;
+
+import java.nio.ByteBuffer;
+import java.nio.charset.CharacterCodingException;
+import java.nio.charset.CodingErrorAction;
+import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.HexFormat;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import java.util.regex.Pattern;
+
+/**
+ * A token that lets any process address a buffer registered with some {@link RdmaManager}:
+ * immutable, small, and safe to send anywhere ({@link #toBytes()} / {@link #fromBytes(byte[])}).
+ *
+ * <p>It carries the owner manager's incarnation and control endpoint, the buffer's id and size,
+ * a random 128-bit access key that every remote request must present, and one opaque context per
+ * transport the owner registered the buffer with, keyed by transport name. A context for a
+ * transport the reader does not run is kept (it survives re-encoding) and ignored.
+ *
+ * <p><b>Warning:</b> the token is a capability. Whoever holds its bytes can read, overwrite and
+ * release the buffer; send it only to peers you trust with that.
+ *
+ * <h2>Wire format, version 1</h2>
+ * Big-endian: magic {@code "RDMB"}, version {@code u8}, flags {@code u8} (0), incarnation
+ * (16 bytes), id {@code i64}, size {@code i64}, access key (16 bytes), host length {@code u8} and
+ * UTF-8 host, port {@code u16}, context count {@code u8}, then per context: name length
+ * {@code u8} and ASCII name, context length {@code u16} and bytes. Nothing may follow.
+ */
+public final class RdmaRemoteBuffer {
+
+    /** Current wire format version. */
+    public static final int VERSION = 1;
+    /** Largest encoded token accepted by {@link #fromBytes(byte[])}. */
+    public static final int MAX_ENCODED_BYTES = 128 * 1024;
+    /** Most transport contexts a token may carry. */
+    public static final int MAX_CONTEXTS = 16;
+    /** Largest single transport context. */
+    public static final int MAX_CONTEXT_BYTES = io.rdma4j.spi.Backend.MAX_CONTEXT_BYTES;
+    /** Length of the access key and of the incarnation id. */
+    public static final int KEY_BYTES = 16;
+
+    private static final byte[] MAGIC = {'R', 'D', 'M', 'B'};
+    private static final Pattern NAME = Pattern.compile("[a-z0-9_-]{1,32}");
+    private static final HexFormat HEX = HexFormat.of();
+
+    private final byte[] incarnation;
+    private final Endpoint owner;
+    private final long id;
+    private final long size;
+    private final byte[] accessKey;
+    private final Map<String, byte[]> contexts;
+
+    RdmaRemoteBuffer(byte[] incarnation, Endpoint owner, long id, long size, byte[] accessKey,
+                     Map<String, byte[]> contexts) {
+        if (incarnation.length != KEY_BYTES || accessKey.length != KEY_BYTES) {
+            throw new IllegalArgumentException("incarnation and access key must be " + KEY_BYTES + " bytes");
+        }
+        if (id < 0) {
+            throw new IllegalArgumentException("buffer id must not be negative: " + id);
+        }
+        if (size < 1) {
+            throw new IllegalArgumentException("buffer size must be positive: " + size);
+        }
+        if (contexts.size() > MAX_CONTEXTS) {
+            throw new IllegalArgumentException("at most " + MAX_CONTEXTS + " transport contexts, got " + contexts.size());
+        }
+        LinkedHashMap<String, byte[]> copy = new LinkedHashMap<>();
+        contexts.forEach((name, ctx) -> {
+            if (!NAME.matcher(name).matches()) {
+                throw new IllegalArgumentException("transport name must match " + NAME + ": '" + name + "'");
+            }
+            if (ctx.length > MAX_CONTEXT_BYTES) {
+                throw new IllegalArgumentException("context of transport " + name + " is " + ctx.length
+                        + " bytes, more than " + MAX_CONTEXT_BYTES);
+            }
+            copy.put(name, ctx.clone());
+        });
+        this.incarnation = incarnation.clone();
+        this.owner = Objects.requireNonNull(owner, "owner");
+        this.id = id;
+        this.size = size;
+        this.accessKey = accessKey.clone();
+        this.contexts = Collections.unmodifiableMap(copy);
+    }
+
+    /** The id the owner assigned; unique for the owner manager's lifetime. */
+    public long id() {
+        return id;
+    }
+
+    /** The buffer's length in bytes. */
+    public long size() {
+        return size;
+    }
+
+    /** The owner manager's control endpoint. */
+    public Endpoint owner() {
+        return owner;
+    }
+
+    /** The owner manager's incarnation: 32 hex digits, new for every manager instance. */
+    public String ownerIncarnation() {
+        return HEX.formatHex(incarnation);
+    }
+
+    /** Names of the transports the owner registered this buffer with, in the owner's priority order. */
+    public Set<String> transports() {
+        return contexts.keySet();
+    }
+
+    /** Whether the owner registered the buffer with {@code transport}. */
+    public boolean hasTransport(String transport) {
+        return contexts.containsKey(transport);
+    }
+
+    /**
+     * What {@code transport} needs to reach this buffer, for that transport's backend.
+     *
+     * @throws IllegalArgumentException if the token carries no context for it
+     */
+    public RemoteBufferRef refFor(String transport) {
+        byte[] ctx = contexts.get(transport);
+        if (ctx == null) {
+            throw new IllegalArgumentException("token carries no context for transport " + transport + ": " + this);
+        }
+        return new RemoteBufferRef(owner, ownerIncarnation(), id, size, accessKey, ctx);
+    }
+
+    byte[] accessKey() {
+        return accessKey.clone();
+    }
+
+    boolean isOwnedBy(byte[] incarnationId) {
+        return Arrays.equals(incarnation, incarnationId);
+    }
+
+    /** Encodes the token; {@link #fromBytes(byte[])} reads it back equal. */
+    public byte[] toBytes() {
+        byte[] host = owner.host().getBytes(StandardCharsets.UTF_8);
+        int len = 4 + 1 + 1 + KEY_BYTES + 8 + 8 + KEY_BYTES + 1 + host.length + 2 + 1;
+        for (var e : contexts.entrySet()) {
+            len += 1 + e.getKey().length() + 2 + e.getValue().length;
+        }
+        ByteBuffer b = ByteBuffer.allocate(len);
+        b.put(MAGIC).put((byte) VERSION).put((byte) 0).put(incarnation).putLong(id).putLong(size).put(accessKey);
+        b.put((byte) host.length).put(host).putShort((short) owner.port());
+        b.put((byte) contexts.size());
+        for (var e : contexts.entrySet()) {
+            b.put((byte) e.getKey().length()).put(e.getKey().getBytes(StandardCharsets.US_ASCII));
+            b.putShort((short) e.getValue().length).put(e.getValue());
+        }
+        return b.array();
+    }
+
+    /**
+     * Decodes a token written by {@link #toBytes()}. Strict: every length is bounds-checked
+     * before anything is allocated, and trailing bytes are refused.
+     *
+     * @throws IllegalArgumentException saying what is wrong and at which byte offset: null or
+     *                                  empty input, more than {@value #MAX_ENCODED_BYTES} bytes,
+     *                                  wrong magic, unknown version, truncation, bad lengths or names,
+     *                                  duplicate transports, trailing bytes
+     */
+    public static RdmaRemoteBuffer fromBytes(byte[] bytes) {
+        if (bytes == null) {
+            throw new IllegalArgumentException("malformed RDMA buffer token: null");
+        }
+        if (bytes.length > MAX_ENCODED_BYTES) {
+            throw new IllegalArgumentException("malformed RDMA buffer token: " + bytes.length
+                    + " bytes, more than the " + MAX_ENCODED_BYTES + " allowed");
+        }
+        Reader r = new Reader(bytes);
+        byte[] magic = r.bytes(4, "magic");
+        if (!Arrays.equals(magic, MAGIC)) {
+            throw r.fail(0, "bad magic " + HEX.formatHex(magic) + " (not an RDMA buffer token)");
+        }
+        int version = r.u8("version");
+        if (version != VERSION) {
+            throw r.fail(4, "unsupported version " + version + " (this library reads version " + VERSION + ")");
+        }
+        int flags = r.u8("flags");
+        if (flags != 0) {
+            throw r.fail(5, "unknown flags 0x" + Integer.toHexString(flags));
+        }
+        byte[] incarnation = r.bytes(KEY_BYTES, "incarnation");
+        long id = r.i64("buffer id");
+        if (id < 0) {
+            throw r.fail(r.pos - 8, "negative buffer id " + id);
+        }
+        long size = r.i64("size");
+        if (size < 1) {
+            throw r.fail(r.pos - 8, "buffer size must be positive, got " + size);
+        }
+        byte[] key = r.bytes(KEY_BYTES, "access key");
+        int hostLen = r.u8("host length");
+        if (hostLen == 0) {
+            throw r.fail(r.pos - 1, "empty owner host");
+        }
+        String host = r.utf8(hostLen, "owner host");
+        int port = r.u16("owner port");
+        if (port == 0) {
+            throw r.fail(r.pos - 2, "owner port 0");
+        }
+        int count = r.u8("context count");
+        if (count > MAX_CONTEXTS) {
+            throw r.fail(r.pos - 1, count + " transport contexts, more than " + MAX_CONTEXTS);
+        }
+        LinkedHashMap<String, byte[]> contexts = new LinkedHashMap<>();
+        for (int i = 0; i < count; i++) {
+            int at = r.pos;
+            int nameLen = r.u8("transport name length");
+            String name = new String(r.bytes(nameLen, "transport name"), StandardCharsets.US_ASCII);
+            if (!NAME.matcher(name).matches()) {
+                throw r.fail(at, "bad transport name '" + name + "'");
+            }
+            int ctxLen = r.u16("context length");
+            if (ctxLen > MAX_CONTEXT_BYTES) {
+                throw r.fail(r.pos - 2, "context of " + name + " is " + ctxLen + " bytes, more than " + MAX_CONTEXT_BYTES);
+            }
+            byte[] ctx = r.bytes(ctxLen, "context of " + name);
+            if (contexts.putIfAbsent(name, ctx) != null) {
+                throw r.fail(at, "transport " + name + " appears twice");
+            }
+        }
+        if (r.pos != bytes.length) {
+            throw r.fail(r.pos, (bytes.length - r.pos) + " trailing bytes");
+        }
+        return new RdmaRemoteBuffer(incarnation, new Endpoint(host, port), id, size, key, contexts);
+    }
+
+    @Override
+    public boolean equals(Object o) {
+        if (!(o instanceof RdmaRemoteBuffer t)) {
+            return false;
+        }
+        if (id != t.id || size != t.size || !Arrays.equals(incarnation, t.incarnation)
+                || !Arrays.equals(accessKey, t.accessKey) || !owner.equals(t.owner)
+                || !contexts.keySet().equals(t.contexts.keySet())) {
+            return false;
+        }
+        for (var e : contexts.entrySet()) {
+            if (!Arrays.equals(e.getValue(), t.contexts.get(e.getKey()))) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    @Override
+    public int hashCode() {
+        return Objects.hash(Arrays.hashCode(incarnation), id);
+    }
+
+    /** Shows everything but the access key. */
+    @Override
+    public String toString() {
+        return "RdmaRemoteBuffer[id=" + id + ", size=" + size + ", owner=" + owner + ", incarnation="
+                + ownerIncarnation() + ", transports=" + contexts.keySet() + "]";
+    }
+
+    private static final class Reader {
+        private final byte[] bytes;
+        private int pos;
+
+        Reader(byte[] bytes) {
+            this.bytes = bytes;
+        }
+
+        byte[] bytes(int n, String what) {
+            need(n, what);
+            byte[] out = Arrays.copyOfRange(bytes, pos, pos + n);
+            pos += n;
+            return out;
+        }
+
+        int u8(String what) {
+            need(1, what);
+            return bytes[pos++] & 0xff;
+        }
+
+        int u16(String what) {
+            need(2, what);
+            int v = ((bytes[pos] & 0xff) << 8) | (bytes[pos + 1] & 0xff);
+            pos += 2;
+            return v;
+        }
+
+        long i64(String what) {
+            need(8, what);
+            long v = ByteBuffer.wrap(bytes, pos, 8).getLong();
+            pos += 8;
+            return v;
+        }
+
+        String utf8(int n, String what) {
+            byte[] raw = bytes(n, what);
+            try {
+                return StandardCharsets.UTF_8.newDecoder()
+                        .onMalformedInput(CodingErrorAction.REPORT)
+                        .onUnmappableCharacter(CodingErrorAction.REPORT)
+                        .decode(ByteBuffer.wrap(raw)).toString();
+            } catch (CharacterCodingException e) {
+                throw fail(pos - n, what + " is not valid UTF-8");
+            }
+        }
+
+        private void need(int n, String what) {
+            if (bytes.length - pos < n) {
+                throw fail(pos, "truncated: " + what + " needs " + n + " byte(s), " + (bytes.length - pos) + " left");
+            }
+        }
+
+        IllegalArgumentException fail(int at, String why) {
+            return new IllegalArgumentException("malformed RDMA buffer token at byte " + at + " of "
+                    + bytes.length + ": " + why);
+        }
+    }
+}

@@ -1,0 +1,64 @@
+package io.rdma4j;
+
+import io.rdma4j.spi.Endpoint;
+import io.rdma4j.spi.Setting;
+
+import java.util.List;
+
+/**
+ * The manager's own settings. Each transport declares its own (see its provider); all are
+ * resolved and validated when a manager starts, from, first match wins: the builder
+ * ({@link RdmaManager.Builder#set}), the system property, the environment variable, the default.
+ */
+public final class RdmaSettings {
+
+    private RdmaSettings() {
+    }
+
+    /** Local address the control endpoint and the transports' listeners bind to. */
+    public static final Setting<String> BIND_HOST = Setting.text("rdma.bindHost", "RDMA_BIND_HOST", "127.0.0.1",
+            "Local address the control endpoint and transport listeners bind to (0.0.0.0 for every interface).",
+            RdmaSettings::host);
+
+    /**
+     * Host name or address peers use to reach this manager; empty means the bind host, or this
+     * machine's host name when the bind host is a wildcard.
+     */
+    public static final Setting<String> ADVERTISED_HOST = Setting.text("rdma.advertisedHost", "RDMA_ADVERTISED_HOST",
+            "", "Host peers use to reach this process (put into tokens); empty: the bind host, or the machine's "
+                    + "host name when binding a wildcard.", text -> text.isEmpty() ? text : host(text));
+
+    /** Port of the control endpoint; 0 picks a free one. */
+    public static final Setting<Integer> CONTROL_PORT = Setting.integer("rdma.controlPort", "RDMA_CONTROL_PORT", 0, 0,
+            65535, "Port of the control endpoint (remote release, readiness, handshakes); 0 picks a free port.");
+
+    /** Slots of the registration ring; a power of two. */
+    public static final Setting<Integer> REGISTRATION_RING_SIZE = Setting.of("rdma.registrationRingSize",
+            "RDMA_REGISTRATION_RING_SIZE", "1024",
+            "Pending register/release requests the registration ring holds; more fail fast. A power of two.",
+            text -> {
+                int v;
+                try {
+                    v = Integer.parseInt(text);
+                } catch (NumberFormatException e) {
+                    throw new IllegalArgumentException("not an integer");
+                }
+                if (v < 2 || v > (1 << 20) || Integer.bitCount(v) != 1) {
+                    throw new IllegalArgumentException("must be a power of two in [2, 1048576]");
+                }
+                return v;
+            });
+
+    /** Every manager-level setting. */
+    public static List<Setting<?>> all() {
+        return List.of(BIND_HOST, ADVERTISED_HOST, CONTROL_PORT, REGISTRATION_RING_SIZE);
+    }
+
+    private static String host(String text) {
+        if (text.isEmpty() || text.length() > 255 || text.chars().anyMatch(c -> c <= ' ' || c == '/')) {
+            throw new IllegalArgumentException("not a host name or address");
+        }
+        new Endpoint(text, 1); // same rules as on the wire
+        return text;
+    }
+}

@@ -1,0 +1,16 @@
+package io.rdma4j;
+
+import java.util.Map;
+
+/**
+ * An {@link RdmaAction} failed on one or more transports ({@code RDMA submit failed on n backend(s):}).
+ * Ops routed to other transports may have completed.
+ */
+public class RdmaSubmitException extends MultiBackendException {
+
+    private static final long serialVersionUID = 1L;
+
+    public RdmaSubmitException(Map<String, ? extends Throwable> failures) {
+        super("RDMA submit", failures);
+    }
+}

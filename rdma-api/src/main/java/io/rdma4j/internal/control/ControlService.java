@@ -1,0 +1,33 @@
+package io.rdma4j.internal.control;
+
+import io.rdma4j.PeerReadiness;
+import io.rdma4j.spi.Endpoint;
+
+/**
+ * What a manager offers on its control endpoint. Implemented by the manager; called by
+ * {@link ControlServer} on virtual threads, concurrently.
+ */
+public interface ControlService {
+
+    /**
+     * Releases a buffer for a remote holder.
+     *
+     * @throws io.rdma4j.spi.BufferAccessException when the key does not match (the server
+     *                                              replies an access error)
+     * @throws Exception                            any other failure; its message is sent back
+     */
+    void release(long bufferId, byte[] accessKey) throws Exception;
+
+    /**
+     * The manager's state: {@link PeerReadiness.State#READY}, {@link PeerReadiness.State#STARTING}
+     * or {@link PeerReadiness.State#FAILED} with the error text. The {@code peer} field is ignored.
+     */
+    PeerReadiness readiness();
+
+    /**
+     * Routes a request to the named transport's {@link io.rdma4j.spi.ControlChannel.Handler}.
+     *
+     * @throws Exception when there is no such transport or its handler failed; the message is sent back
+     */
+    byte[] backendRequest(String backend, Endpoint from, byte[] payload) throws Exception;
+}

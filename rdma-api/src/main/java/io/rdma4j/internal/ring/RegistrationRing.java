@@ -1,0 +1,202 @@
+package io.rdma4j.internal.ring;
+
+import com.lmax.disruptor.BlockingWaitStrategy;
+import com.lmax.disruptor.EventHandler;
+import com.lmax.disruptor.ExceptionHandler;
+import com.lmax.disruptor.RingBuffer;
+import com.lmax.disruptor.dsl.Disruptor;
+import com.lmax.disruptor.dsl.ProducerType;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.ReentrantReadWriteLock;
+
+/**
+ * A Disruptor ring with one consumer thread that runs every register, release and close request
+ * of one manager, in publication order. The consumer is the single writer of the registration
+ * table, so a release and a registration of the same id never interleave, and callers never wait
+ * for slow native registration: they publish and get a future.
+ *
+ * <pre>
+ *   caller threads --tryPublish--&gt; [ ring of N slots ] --&gt; consumer thread "rdma4j-registration-K"
+ *   (many producers)                                      Worker.register / release / close
+ * </pre>
+ *
+ * <p>A full ring refuses new requests at once ({@link RejectedExecutionException}) rather than
+ * blocking the caller. {@link #close} is the exception: it always gets through, runs after every
+ * request published before it, and any request that raced past it fails with the worker's
+ * closed error.
+ */
+public final class RegistrationRing implements AutoCloseable {
+
+    private static final System.Logger LOG = System.getLogger(RegistrationRing.class.getName());
+    private static final AtomicInteger THREADS = new AtomicInteger();
+
+    /** What the consumer thread runs; implemented by the manager. */
+    public interface Worker {
+        void register(MemorySegment segment, Arena ownedArena, CompletableFuture<Object> result);
+
+        void release(long id, CompletableFuture<Object> result);
+
+        void close(CompletableFuture<Object> result);
+    }
+
+    private enum Kind { REGISTER, RELEASE, CLOSE }
+
+    private static final class Event {
+        Kind kind;
+        MemorySegment segment;
+        Arena arena;
+        long id;
+        CompletableFuture<Object> result;
+
+        void clear() {
+            kind = null;
+            segment = null;
+            arena = null;
+            result = null;
+        }
+    }
+
+    private final Disruptor<Event> disruptor;
+    private final RingBuffer<Event> ring;
+    private final Worker worker;
+    private final ReentrantReadWriteLock gate = new ReentrantReadWriteLock();
+    private boolean closed; // guarded by gate
+    private volatile Thread consumer;
+
+    public RegistrationRing(int size, Worker worker) {
+        this.worker = worker;
+        this.disruptor = new Disruptor<>(Event::new, size, r -> {
+            Thread t = new Thread(r, "rdma4j-registration-" + THREADS.incrementAndGet());
+            t.setDaemon(true);
+            consumer = t;
+            return t;
+        }, ProducerType.MULTI, new BlockingWaitStrategy());
+        EventHandler<Event> handler = this::onEvent;
+        disruptor.handleEventsWith(handler);
+        disruptor.setDefaultExceptionHandler(new LoggingExceptionHandler());
+        this.ring = disruptor.start();
+    }
+
+    /** Whether the caller runs on the consumer thread. */
+    public boolean isConsumerThread() {
+        return Thread.currentThread() == consumer;
+    }
+
+    /** Queues a registration; the future is completed by the worker. */
+    public void register(MemorySegment segment, Arena ownedArena, CompletableFuture<Object> result) {
+        publish(Kind.REGISTER, segment, ownedArena, -1, result);
+    }
+
+    /** Queues a release; the future is completed by the worker. */
+    public void release(long id, CompletableFuture<Object> result) {
+        publish(Kind.RELEASE, null, null, id, result);
+    }
+
+    private void publish(Kind kind, MemorySegment segment, Arena arena, long id, CompletableFuture<Object> result) {
+        gate.readLock().lock();
+        try {
+            if (closed) {
+                throw new IllegalStateException("closed");
+            }
+            boolean published = ring.tryPublishEvent((e, seq) -> {
+                e.kind = kind;
+                e.segment = segment;
+                e.arena = arena;
+                e.id = id;
+                e.result = result;
+            });
+            if (!published) {
+                throw new RejectedExecutionException("registration ring full: " + ring.getBufferSize()
+                        + " register/release requests are pending; retry later or raise rdma.registrationRingSize");
+            }
+        } finally {
+            gate.readLock().unlock();
+        }
+    }
+
+    /** Whether {@link #close} has begun; after it, publishing throws {@link IllegalStateException}. */
+    public boolean isClosed() {
+        gate.readLock().lock();
+        try {
+            return closed;
+        } finally {
+            gate.readLock().unlock();
+        }
+    }
+
+    /**
+     * Runs the worker's close after every request published so far, then stops the consumer
+     * thread. Idempotent; must not be called from the consumer thread.
+     *
+     * @return the worker's close future (already complete on a second call)
+     */
+    public CompletableFuture<Object> closeAsync() {
+        CompletableFuture<Object> done = new CompletableFuture<>();
+        gate.writeLock().lock();
+        try {
+            if (closed) {
+                return CompletableFuture.completedFuture(null);
+            }
+            closed = true;
+            // Blocking publish: the consumer is draining, so a slot frees up.
+            ring.publishEvent((e, seq) -> {
+                e.kind = Kind.CLOSE;
+                e.result = done;
+            });
+        } finally {
+            gate.writeLock().unlock();
+        }
+        return done;
+    }
+
+    @Override
+    public void close() {
+        if (isConsumerThread()) {
+            throw new IllegalStateException("the registration ring cannot be closed from its own thread");
+        }
+        closeAsync().join();
+        disruptor.shutdown();
+    }
+
+    private void onEvent(Event e, long sequence, boolean endOfBatch) {
+        try {
+            switch (e.kind) {
+                case REGISTER -> worker.register(e.segment, e.arena, e.result);
+                case RELEASE -> worker.release(e.id, e.result);
+                case CLOSE -> worker.close(e.result);
+            }
+        } catch (Throwable t) {
+            // The worker completes its futures itself; this is the last line of defence so that
+            // a bug never leaves a caller waiting or kills the consumer thread.
+            LOG.log(System.Logger.Level.ERROR, "registration worker failed on " + e.kind, t);
+            e.result.completeExceptionally(t);
+            if (e.arena != null) {
+                e.arena.close();
+            }
+        } finally {
+            e.clear();
+        }
+    }
+
+    private static final class LoggingExceptionHandler implements ExceptionHandler<Event> {
+        @Override
+        public void handleEventException(Throwable ex, long sequence, Event event) {
+            LOG.log(System.Logger.Level.ERROR, "registration ring event " + sequence + " failed", ex);
+        }
+
+        @Override
+        public void handleOnStartException(Throwable ex) {
+            LOG.log(System.Logger.Level.ERROR, "registration ring failed to start", ex);
+        }
+
+        @Override
+        public void handleOnShutdownException(Throwable ex) {
+            LOG.log(System.Logger.Level.ERROR, "registration ring failed to stop", ex);
+        }
+    }
+}

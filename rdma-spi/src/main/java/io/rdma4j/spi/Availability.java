@@ -1,0 +1,52 @@
+package io.rdma4j.spi;
+
+import java.util.Objects;
+
+/**
+ * Whether a provider can run in this process and, when it cannot, why, in words a person can
+ * act on ("libibverbs.so.1 not found", "disabled by rdma.disableIbverbs=true"). Immutable.
+ */
+public final class Availability {
+
+    private static final Availability AVAILABLE = new Availability(true, "");
+
+    private final boolean available;
+    private final String reason;
+
+    private Availability(boolean available, String reason) {
+        this.available = available;
+        this.reason = Objects.requireNonNull(reason, "reason");
+    }
+
+    /** The provider may be opened. */
+    public static Availability available() {
+        return AVAILABLE;
+    }
+
+    /**
+     * The provider may not be opened, for the given human-readable reason.
+     *
+     * @throws IllegalArgumentException if the reason is blank
+     */
+    public static Availability unavailable(String reason) {
+        if (reason == null || reason.isBlank()) {
+            throw new IllegalArgumentException("an unavailable provider must say why");
+        }
+        return new Availability(false, reason);
+    }
+
+    /** Whether {@link BackendProvider#open} may be called. */
+    public boolean isAvailable() {
+        return available;
+    }
+
+    /** Why not; empty when available. */
+    public String reason() {
+        return reason;
+    }
+
+    @Override
+    public String toString() {
+        return available ? "available" : "unavailable: " + reason;
+    }
+}

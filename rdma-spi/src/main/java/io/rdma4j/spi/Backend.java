@@ -1,0 +1,64 @@
+package io.rdma4j.spi;
+
+import java.lang.foreign.MemorySegment;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * One opened transport serving one manager.
+ *
+ * <p><b>Threading.</b> {@link #register} and {@link #release} are called only from the
+ * manager's registration thread, one at a time. {@link #submit} may be called from any thread,
+ * concurrently. {@link #close} is called once, after the last registration was released.
+ */
+public interface Backend extends AutoCloseable {
+
+    /** Same as {@link BackendProvider#name()}. */
+    String name();
+
+    /** How fast the transport is. */
+    TransportLevel level();
+
+    /**
+     * Makes {@code segment} reachable by remote peers under {@code bufferId}, and returns the
+     * opaque bytes a peer's instance of this transport needs to reach it (TCP: its data endpoint;
+     * verbs: device, GID, address, rkey). The bytes travel inside the token; keep them small
+     * (at most {@value #MAX_CONTEXT_BYTES} bytes).
+     *
+     * <p>The segment is native, non-empty and alive; the manager keeps it alive until
+     * {@link #release} for the same id returned.
+     *
+     * @throws Exception when registration fails; the manager then releases the id from every
+     *                   backend that had already registered it and fails the caller's future with
+     *                   this exception as the cause
+     */
+    byte[] register(long bufferId, MemorySegment segment) throws Exception;
+
+    /**
+     * Forgets {@code bufferId}. Unknown ids are not an error. After return the transport must
+     * not touch the segment again.
+     *
+     * @throws Exception when native deregistration fails; the manager aggregates it with the
+     *                   other backends' failures
+     */
+    void release(long bufferId) throws Exception;
+
+    /**
+     * Runs {@code ops} against remote buffers, all before {@code deadline}. Must return quickly;
+     * the work happens asynchronously. The future completes normally when every op succeeded;
+     * otherwise exceptionally, preferably with a {@link TransportException} describing the
+     * first or all failures. An op the deadline cut short fails with a
+     * {@link TransportException.Kind#TIMEOUT} error; nothing waits past the deadline.
+     *
+     * <p>Sizes were checked by the caller: a read has {@code local >= remote.size()}, a write
+     * {@code local <= remote.size()}. Local segments are native and alive at submission.
+     */
+    CompletableFuture<Void> submit(List<BackendOp> ops, Deadline deadline);
+
+    /** Stops the transport and frees its resources. Idempotent. Never throws checked exceptions. */
+    @Override
+    void close();
+
+    /** The most bytes a transport may put into a token's context. */
+    int MAX_CONTEXT_BYTES = 4096;
+}

@@ -1,0 +1,49 @@
+package io.rdma4j.spi;
+
+import java.util.List;
+
+/**
+ * Entry point of a transport, found by {@link java.util.ServiceLoader}.
+ *
+ * <p>Constructors must be cheap and free of side effects: a host without the transport's
+ * native library must still be able to instantiate every provider. Native loading waits until
+ * {@link #availability}.
+ *
+ * <p>The manager calls, in this order: {@link #settings()} (every provider, to validate the
+ * whole configuration), {@link #availability} and, when available, {@link #open}.
+ */
+public interface BackendProvider {
+
+    /**
+     * The transport's stable name: lower case, {@code [a-z0-9_-]{1,32}}, e.g. {@code "tcp"}. It
+     * keys the transport's context inside a token, so it must not change between versions.
+     */
+    String name();
+
+    /**
+     * Routing order: the manager tries providers by descending priority, so the fastest
+     * transport (verbs: 200) comes before the fallback (TCP: 100).
+     */
+    int priority();
+
+    /** The settings this provider reads; all are validated when a manager starts. Default: none. */
+    default List<Setting<?>> settings() {
+        return List.of();
+    }
+
+    /**
+     * Whether the transport can run here, under {@code settings}; computed from real probes
+     * (library loadable, device present) and configuration (disabled by a flag). Must not throw.
+     */
+    Availability availability(Settings settings);
+
+    /**
+     * Opens the transport for one manager. Returns once the backend is fully initialised (its
+     * listeners bound, its devices opened): the manager reports itself ready only after every
+     * backend it opened returned from here.
+     *
+     * @throws Exception any failure; the manager logs it, skips this transport and, when no
+     *                   transport opens, reports it in its start error
+     */
+    Backend open(BackendContext context) throws Exception;
+}

@@ -1,0 +1,45 @@
+package io.rdma4j.spi;
+
+import java.util.Objects;
+
+/**
+ * A request named a buffer it may not touch. Transports send the message back to the remote
+ * requester and keep serving others.
+ */
+public class BufferAccessException extends RuntimeException {
+
+    private static final long serialVersionUID = 1L;
+
+    /** Why access was refused. */
+    public enum Reason {
+        /** No buffer with that id was ever registered here. */
+        UNKNOWN,
+        /** The buffer existed and was released. */
+        RELEASED,
+        /** The access key does not match. */
+        WRONG_KEY,
+        /** The range lies outside the buffer. */
+        OUT_OF_RANGE,
+        /** The caller-owned memory behind the buffer was freed (arena closed). */
+        CLOSED
+    }
+
+    private final Reason reason;
+    private final long bufferId;
+
+    public BufferAccessException(Reason reason, long bufferId, String message) {
+        super(message);
+        this.reason = Objects.requireNonNull(reason, "reason");
+        this.bufferId = bufferId;
+    }
+
+    /** Why access was refused. */
+    public Reason reason() {
+        return reason;
+    }
+
+    /** The buffer that was named. */
+    public long bufferId() {
+        return bufferId;
+    }
+}

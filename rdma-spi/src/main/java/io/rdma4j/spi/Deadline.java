@@ -1,0 +1,66 @@
+package io.rdma4j.spi;
+
+import java.time.Duration;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * A point in time, on the monotonic {@link System#nanoTime()} clock, by which an operation
+ * must finish. Immutable; pass the same deadline down every layer of one operation.
+ */
+public final class Deadline {
+
+    private final long deadlineNanos;
+
+    private Deadline(long deadlineNanos) {
+        this.deadlineNanos = deadlineNanos;
+    }
+
+    /**
+     * A deadline {@code timeout} from now.
+     *
+     * @throws IllegalArgumentException if {@code timeout} is negative
+     */
+    public static Deadline after(Duration timeout) {
+        if (timeout.isNegative()) {
+            throw new IllegalArgumentException("timeout must not be negative: " + timeout);
+        }
+        long nanos;
+        try {
+            nanos = timeout.toNanos();
+        } catch (ArithmeticException tooLong) {
+            nanos = Long.MAX_VALUE / 2;
+        }
+        return new Deadline(System.nanoTime() + Math.min(nanos, Long.MAX_VALUE / 2));
+    }
+
+    /** Nanoseconds left, never negative. */
+    public long remainingNanos() {
+        return Math.max(0L, deadlineNanos - System.nanoTime());
+    }
+
+    /** Milliseconds left, rounded up, so that a positive remainder never reads as zero. */
+    public long remainingMillis() {
+        long nanos = remainingNanos();
+        return nanos == 0 ? 0 : TimeUnit.NANOSECONDS.toMillis(nanos + 999_999L);
+    }
+
+    /** Time left as a duration, never negative. */
+    public Duration remaining() {
+        return Duration.ofNanos(remainingNanos());
+    }
+
+    /** Whether no time is left. */
+    public boolean isExpired() {
+        return deadlineNanos - System.nanoTime() <= 0;
+    }
+
+    /** The earlier of this deadline and {@code other}. */
+    public Deadline min(Deadline other) {
+        return deadlineNanos - other.deadlineNanos <= 0 ? this : other;
+    }
+
+    @Override
+    public String toString() {
+        return "Deadline[" + remaining() + " left]";
+    }
+}

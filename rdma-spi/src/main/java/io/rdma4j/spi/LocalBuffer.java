@@ -1,0 +1,40 @@
+package io.rdma4j.spi;
+
+import java.lang.foreign.MemorySegment;
+
+/**
+ * A registration of this manager, as a transport serving a remote request sees it.
+ *
+ * <p>Every access to {@link #segment()} must happen inside a {@link Pin}: while any pin is
+ * open the manager does not free the memory of a buffer it owns, and a buffer released in the
+ * meantime refuses new pins. Pins are cheap (an atomic counter) and must be closed promptly;
+ * hold one per chunk, not per connection.
+ */
+public interface LocalBuffer {
+
+    /** The id the manager assigned. */
+    long id();
+
+    /** Length in bytes. */
+    long byteSize();
+
+    /**
+     * The registered memory. Access it only while a pin is open.
+     */
+    MemorySegment segment();
+
+    /**
+     * Pins the buffer for one access.
+     *
+     * @throws BufferAccessException with {@link BufferAccessException.Reason#RELEASED} if the
+     *                               buffer was released, or {@link BufferAccessException.Reason#CLOSED}
+     *                               if the caller-owned arena behind it was closed
+     */
+    Pin pin();
+
+    /** An open access to a {@link LocalBuffer}; close it exactly once. */
+    interface Pin extends AutoCloseable {
+        @Override
+        void close();
+    }
+}

@@ -1,0 +1,15 @@
+package io.rdma4j.spi;
+
+/**
+ * The validated configuration a manager resolved at start. Every setting a provider declared in
+ * {@link BackendProvider#settings()} is present, already parsed.
+ */
+public interface Settings {
+
+    /**
+     * The value of {@code setting}.
+     *
+     * @throws IllegalArgumentException if the setting was not declared by any provider or the manager
+     */
+    <T> T get(Setting<T> setting);
+}

@@ -1,0 +1,44 @@
+package io.rdma4j.spi;
+
+import java.util.Objects;
+
+/**
+ * A transport operation failed. {@link #kind()} lets the manager map it onto the public
+ * exception types without knowing the transport.
+ */
+public class TransportException extends RuntimeException {
+
+    private static final long serialVersionUID = 1L;
+
+    /** What went wrong, broadly. */
+    public enum Kind {
+        /** The deadline passed before the peer answered. */
+        TIMEOUT,
+        /** The peer refused: unknown, released, wrong key, out of range (see the message). */
+        REMOTE_ACCESS,
+        /** The peer could not be reached, or the connection broke. */
+        PEER_UNREACHABLE,
+        /** The peer spoke something this side does not understand. */
+        PROTOCOL,
+        /** The local memory could not be used (arena closed, ...). */
+        LOCAL_ACCESS,
+        /** The transport itself failed (native error, closed backend, ...). */
+        INTERNAL
+    }
+
+    private final Kind kind;
+
+    public TransportException(Kind kind, String message) {
+        this(kind, message, null);
+    }
+
+    public TransportException(Kind kind, String message, Throwable cause) {
+        super(message, cause);
+        this.kind = Objects.requireNonNull(kind, "kind");
+    }
+
+    /** What went wrong, broadly. */
+    public Kind kind() {
+        return kind;
+    }
+}
