@@ -159,8 +159,9 @@ public final class RdmaManager implements AutoCloseable {
                 a = Availability.unavailable("availability check failed: " + e);
             }
             if (!a.isAvailable()) {
-                unavailable.put(p.name(), a.reason());
-                LOG.log(Level.DEBUG, () -> "transport " + p.name() + " not available: " + a.reason());
+                String reason = a.reason();
+                unavailable.put(p.name(), reason);
+                LOG.log(Level.DEBUG, () -> "transport " + p.name() + " not available: " + reason);
                 continue;
             }
             try {
@@ -594,6 +595,10 @@ public final class RdmaManager implements AutoCloseable {
     /** How many buffers are registered now. */
     public int registeredBufferCount() {
         return table.size();
+    }
+
+    Thread registrationThread() {
+        return ring.consumerThread();
     }
 
     /** Whether {@link #close()} was called. */

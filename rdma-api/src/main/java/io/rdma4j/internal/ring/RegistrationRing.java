@@ -82,6 +82,11 @@ public final class RegistrationRing implements AutoCloseable {
         this.ring = disruptor.start();
     }
 
+    /** The consumer thread (diagnostics, tests). */
+    public Thread consumerThread() {
+        return consumer;
+    }
+
     /** Whether the caller runs on the consumer thread. */
     public boolean isConsumerThread() {
         return Thread.currentThread() == consumer;

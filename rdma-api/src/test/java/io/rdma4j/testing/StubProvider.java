@@ -1,0 +1,197 @@
+package io.rdma4j.testing;
+
+import io.rdma4j.spi.Availability;
+import io.rdma4j.spi.Backend;
+import io.rdma4j.spi.BackendContext;
+import io.rdma4j.spi.BackendOp;
+import io.rdma4j.spi.BackendProvider;
+import io.rdma4j.spi.Deadline;
+import io.rdma4j.spi.Setting;
+import io.rdma4j.spi.Settings;
+import io.rdma4j.spi.TransportException;
+
+import java.lang.foreign.MemorySegment;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.LongFunction;
+
+/**
+ * A test transport that drives the manager's own logic: in-JVM copies between registered
+ * segments, and switches to make each step fail, block or never finish. Every call it receives
+ * is recorded in {@link #events}.
+ */
+public final class StubProvider implements BackendProvider {
+
+    /** What {@link Backend#submit} does. */
+    public enum SubmitMode { COPY, NEVER_COMPLETE, FAIL }
+
+    private static final ConcurrentHashMap<Long, MemorySegment> SEGMENTS = new ConcurrentHashMap<>();
+    private static final AtomicLong HANDLES = new AtomicLong();
+
+    private final String name;
+    private final int priority;
+    public volatile Availability availability = Availability.available();
+    public volatile RuntimeException openFailure;
+    public volatile LongFunction<Exception> registerFailure = id -> null;
+    public volatile Exception releaseFailure;
+    public volatile SubmitMode submitMode = SubmitMode.COPY;
+    public volatile RuntimeException submitFailure = new TransportException(TransportException.Kind.INTERNAL, "stub submit failed");
+    /** When set, register waits for it (after counting down {@link #registerEntered}). */
+    public volatile CountDownLatch registerGate;
+    public final CountDownLatch registerEntered = new CountDownLatch(1);
+    /** When set, open waits for it. */
+    public volatile CountDownLatch openGate;
+    public volatile List<Setting<?>> declaredSettings = List.of();
+    public final List<String> events = Collections.synchronizedList(new ArrayList<>());
+    /** For each released id: whether its segment was still alive when release was called. */
+    public final ConcurrentHashMap<Long, Boolean> aliveAtRelease = new ConcurrentHashMap<>();
+    /** When set, every event is also appended here as {@code "<name> <event>"}, to see order across transports. */
+    public volatile List<String> journal;
+    public volatile BackendContext context;
+    public volatile Settings settingsSeen;
+
+    public StubProvider(String name, int priority) {
+        this.name = name;
+        this.priority = priority;
+    }
+
+    @Override
+    public String name() {
+        return name;
+    }
+
+    @Override
+    public int priority() {
+        return priority;
+    }
+
+    @Override
+    public List<Setting<?>> settings() {
+        return declaredSettings;
+    }
+
+    @Override
+    public Availability availability(Settings settings) {
+        settingsSeen = settings;
+        return availability;
+    }
+
+    @Override
+    public Backend open(BackendContext context) throws Exception {
+        CountDownLatch gate = openGate;
+        if (gate != null && !gate.await(30, TimeUnit.SECONDS)) {
+            throw new IllegalStateException("open gate never opened");
+        }
+        if (openFailure != null) {
+            throw openFailure;
+        }
+        this.context = context;
+        record("open");
+        return new StubBackend();
+    }
+
+    private void record(String event) {
+        events.add(event);
+        List<String> j = journal;
+        if (j != null) {
+            j.add(name + " " + event);
+        }
+    }
+
+    /** Events of one kind, e.g. {@code "release"}, as their ids. */
+    public List<Long> idsOf(String kind) {
+        synchronized (events) {
+            return events.stream().filter(e -> e.startsWith(kind + " "))
+                    .map(e -> Long.parseLong(e.substring(kind.length() + 1))).toList();
+        }
+    }
+
+    private final class StubBackend implements Backend {
+        private final ConcurrentHashMap<Long, Long> handleById = new ConcurrentHashMap<>();
+        private final ConcurrentHashMap<Long, MemorySegment> segmentById = new ConcurrentHashMap<>();
+
+        @Override
+        public String name() {
+            return name;
+        }
+
+        @Override
+        public io.rdma4j.spi.TransportLevel level() {
+            return io.rdma4j.spi.TransportLevel.TCP;
+        }
+
+        @Override
+        public byte[] register(long bufferId, MemorySegment segment) throws Exception {
+            registerEntered.countDown();
+            CountDownLatch gate = registerGate;
+            if (gate != null && !gate.await(30, TimeUnit.SECONDS)) {
+                throw new IllegalStateException("register gate never opened");
+            }
+            Exception failure = registerFailure.apply(bufferId);
+            record("register " + bufferId);
+            if (failure != null) {
+                throw failure;
+            }
+            long handle = HANDLES.incrementAndGet();
+            SEGMENTS.put(handle, segment);
+            handleById.put(bufferId, handle);
+            segmentById.put(bufferId, segment);
+            return ByteBuffer.allocate(8).putLong(handle).array();
+        }
+
+        @Override
+        public void release(long bufferId) throws Exception {
+            record("release " + bufferId);
+            MemorySegment s = segmentById.remove(bufferId);
+            if (s != null) {
+                aliveAtRelease.put(bufferId, s.scope().isAlive());
+            }
+            Long handle = handleById.remove(bufferId);
+            if (handle != null) {
+                SEGMENTS.remove(handle);
+            }
+            if (releaseFailure != null) {
+                throw releaseFailure;
+            }
+        }
+
+        @Override
+        public CompletableFuture<Void> submit(List<BackendOp> ops, Deadline deadline) {
+            record("submit " + ops.size());
+            switch (submitMode) {
+                case NEVER_COMPLETE:
+                    return new CompletableFuture<>();
+                case FAIL:
+                    return CompletableFuture.failedFuture(submitFailure);
+                default:
+                    break;
+            }
+            for (BackendOp op : ops) {
+                long handle = ByteBuffer.wrap(op.remote().context()).getLong();
+                MemorySegment remote = SEGMENTS.get(handle);
+                if (remote == null) {
+                    return CompletableFuture.failedFuture(new TransportException(TransportException.Kind.REMOTE_ACCESS,
+                            "buffer " + op.remote().bufferId() + " not found"));
+                }
+                if (op.type() == BackendOp.OpType.READ_INTO_LOCAL) {
+                    MemorySegment.copy(remote, 0, op.local(), 0, op.remote().size());
+                } else {
+                    MemorySegment.copy(op.local(), 0, remote, 0, op.local().byteSize());
+                }
+            }
+            return CompletableFuture.completedFuture(null);
+        }
+
+        @Override
+        public void close() {
+            record("close");
+        }
+    }
+}
