@@ -85,6 +85,8 @@ public final class RdmaManager implements AutoCloseable {
     private static final Object SHARED_LOCK = new Object();
     private static RdmaManager shared;
     private static RuntimeException sharedFailure;
+    /** Control endpoints of managers that failed to start and still answer probes with the failure. */
+    private static final List<ControlServer> LINGERING = new java.util.concurrent.CopyOnWriteArrayList<>();
 
     private final ResolvedSettings settings;
     private final byte[] incarnation;
@@ -134,8 +136,10 @@ public final class RdmaManager implements AutoCloseable {
         } catch (RuntimeException e) {
             startError = e.getMessage();
             state = PeerReadiness.State.FAILED;
-            if (!builder.keepEndpointOnFailure) {
-                controlClient.close();
+            controlClient.close();
+            if (builder.keepEndpointOnFailure) {
+                LINGERING.add(controlServer);
+            } else {
                 controlServer.close();
             }
             throw e;
@@ -282,9 +286,7 @@ public final class RdmaManager implements AutoCloseable {
             }
             if (shared == null || shared.closed.get()) {
                 try {
-                    Builder b = newBuilder();
-                    b.keepEndpointOnFailure = true;
-                    shared = b.build();
+                    shared = newBuilder().keepEndpointOnFailure().build();
                 } catch (RuntimeException e) {
                     sharedFailure = e;
                     throw e;
@@ -597,6 +599,12 @@ public final class RdmaManager implements AutoCloseable {
         return table.size();
     }
 
+    /** Closes the endpoints kept up by failed starts (tests). */
+    static void closeLingeringEndpoints() {
+        LINGERING.forEach(ControlServer::close);
+        LINGERING.clear();
+    }
+
     Thread registrationThread() {
         return ring.consumerThread();
     }
@@ -864,6 +872,15 @@ public final class RdmaManager implements AutoCloseable {
         private boolean keepEndpointOnFailure;
 
         private Builder() {
+        }
+
+        /**
+         * When the start fails, leave the control endpoint up answering readiness probes with the
+         * failure (what {@link #shared()} does, so that peers learn why). Package-private: tests.
+         */
+        Builder keepEndpointOnFailure() {
+            this.keepEndpointOnFailure = true;
+            return this;
         }
 
         /**

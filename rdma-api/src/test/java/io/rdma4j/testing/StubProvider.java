@@ -46,7 +46,8 @@ public final class StubProvider implements BackendProvider {
     /** When set, register waits for it (after counting down {@link #registerEntered}). */
     public volatile CountDownLatch registerGate;
     public final CountDownLatch registerEntered = new CountDownLatch(1);
-    /** When set, open waits for it. */
+    public final CountDownLatch openEntered = new CountDownLatch(1);
+    /** When set, open waits for it (after counting down {@link #openEntered}). */
     public volatile CountDownLatch openGate;
     public volatile List<Setting<?>> declaredSettings = List.of();
     public final List<String> events = Collections.synchronizedList(new ArrayList<>());
@@ -85,6 +86,7 @@ public final class StubProvider implements BackendProvider {
 
     @Override
     public Backend open(BackendContext context) throws Exception {
+        openEntered.countDown();
         CountDownLatch gate = openGate;
         if (gate != null && !gate.await(30, TimeUnit.SECONDS)) {
             throw new IllegalStateException("open gate never opened");
