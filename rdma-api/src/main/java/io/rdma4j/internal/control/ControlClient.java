@@ -3,6 +3,7 @@ package io.rdma4j.internal.control;
 import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
 import com.github.benmanes.caffeine.cache.RemovalCause;
+import com.github.benmanes.caffeine.cache.Scheduler;
 import io.rdma4j.PeerReadiness;
 import io.rdma4j.spi.Deadline;
 import io.rdma4j.spi.Endpoint;
@@ -43,6 +44,7 @@ public final class ControlClient implements AutoCloseable {
         this.self = self;
         this.idle = Caffeine.newBuilder()
                 .expireAfterAccess(IDLE_EXPIRY)
+                .scheduler(Scheduler.systemScheduler())
                 .removalListener((Endpoint peer, Queue<Connection> q, RemovalCause cause) -> {
                     if (q != null) {
                         Connection c;
@@ -160,10 +162,20 @@ public final class ControlClient implements AutoCloseable {
             throw new TransportException(Kind.PEER_UNREACHABLE, what + " to " + peer + " failed: " + e, e);
         } finally {
             if (reusable && !closed) {
-                idle.get(peer, p -> new ConcurrentLinkedQueue<>()).add(c);
+                giveBack(peer, c);
             } else {
                 c.close();
             }
+        }
+    }
+
+    private void giveBack(Endpoint peer, Connection c) {
+        Queue<Connection> q = idle.get(peer, p -> new ConcurrentLinkedQueue<>());
+        q.add(c);
+        // The queue may have been evicted (and drained) meanwhile, or the client closed: then
+        // nobody would ever close this connection.
+        if ((closed || idle.getIfPresent(peer) != q) && q.remove(c)) {
+            c.close();
         }
     }
 
