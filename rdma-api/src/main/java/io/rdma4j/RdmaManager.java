@@ -619,8 +619,11 @@ public final class RdmaManager implements AutoCloseable {
     /**
      * Releases every registration, closes every transport in reverse priority order, frees the
      * memory the manager allocated (after in-flight remote accesses finish) and stops the
-     * registration thread and the control endpoint. Registrations still queued fail with
-     * {@link ManagerClosedException}. Idempotent; errors are logged, never thrown.
+     * registration thread and the control endpoint. Requests queued before the call run first
+     * (a queued registration completes, then is released); later ones fail with
+     * {@link ManagerClosedException}. Transports fail their in-flight transfers. Blocks until all
+     * that is done, except when called from a continuation running on the registration thread,
+     * where it finishes on another thread. Idempotent; errors are logged, never thrown.
      */
     @Override
     public void close() {
