@@ -1,30 +1,107 @@
 package io.rdma4j.ibverbs;
 
+import io.rdma4j.ibverbs.ffi.LibIbverbs;
 import io.rdma4j.spi.Availability;
 import io.rdma4j.spi.Backend;
 import io.rdma4j.spi.BackendContext;
 import io.rdma4j.spi.BackendProvider;
+import io.rdma4j.spi.Setting;
 import io.rdma4j.spi.Settings;
 
-/** PLACEHOLDER: replaced by the TCP backend work. */
+import java.util.List;
+import java.util.Objects;
+
+/**
+ * The RDMA verbs transport, {@code "ibverbs"}, priority 200 (tried before TCP's 100).
+ *
+ * <p>The constructor does nothing: {@code libibverbs.so.1} is first loaded by
+ * {@link #availability}, so {@link java.util.ServiceLoader} can instantiate this provider on
+ * any host. Thread-safe and stateless; the device probe behind it runs once per process.
+ *
+ * <p>Status: availability and settings are real; {@link #open} is not implemented yet.
+ */
 public final class IbverbsBackendProvider implements BackendProvider {
+
+    /** The transport's stable name. */
+    public static final String NAME = "ibverbs";
+
+    /** Routing priority: before TCP (100). */
+    public static final int PRIORITY = 200;
+
+    /** The unavailability reason when {@link IbverbsSettings#DISABLE} ({@code rdma.disableIbverbs}) is true. */
+    public static final String DISABLED_REASON = "disabled by rdma.disableIbverbs=true";
+
+    private static final System.Logger LOG = System.getLogger(IbverbsBackendProvider.class.getName());
+
+    /** Creates the provider; loads nothing and reads no configuration. */
+    public IbverbsBackendProvider() {
+    }
+
     @Override
     public String name() {
-        return "ibverbs";
+        return NAME;
     }
 
     @Override
     public int priority() {
-        return 200;
+        return PRIORITY;
     }
 
+    /** {@link IbverbsSettings#all()}: disable flag, device target, peer affinity, QP init timeout. */
+    @Override
+    public List<Setting<?>> settings() {
+        return IbverbsSettings.all();
+    }
+
+    /**
+     * Available when {@code libibverbs.so.1} loads and lists at least one RDMA device, and
+     * {@link IbverbsSettings#DISABLE} is false. Otherwise unavailable with one of these reasons:
+     * {@value #DISABLED_REASON}; {@value LibIbverbs#LIBRARY_MISSING}; a text starting with
+     * {@value LibIbverbs#NO_DEVICE_PREFIX} (e.g. {@value LibIbverbs#NO_DEVICE}); or
+     * "probing libibverbs.so.1 failed: ..." for any other failure.
+     *
+     * <p>As in the reference, the devices are probed even when the transport is disabled, and
+     * a warning is logged when hardware is thereby ignored; the first call loads the library.
+     * Never throws for a missing library or device.
+     *
+     * @param settings the manager's validated settings; must hold {@link IbverbsSettings#DISABLE}
+     * @throws IllegalArgumentException if {@code settings} lacks {@link IbverbsSettings#DISABLE}
+     *                                  (a manager bug: every declared setting is present)
+     */
     @Override
     public Availability availability(Settings settings) {
-        return Availability.unavailable("not implemented yet");
+        boolean disabled = Objects.requireNonNull(settings, "settings").get(IbverbsSettings.DISABLE);
+        LibIbverbs.Probe probe = LibIbverbs.probe();
+        if (disabled) {
+            if (probe instanceof LibIbverbs.Probe.Devices(List<String> names)) {
+                LOG.log(System.Logger.Level.WARNING,
+                        "RDMA devices {0} are present but ignored: ibverbs is {1}", names, DISABLED_REASON);
+            }
+            return Availability.unavailable(DISABLED_REASON);
+        }
+        return switch (probe) {
+            case LibIbverbs.Probe.Devices d -> Availability.available();
+            case LibIbverbs.Probe.Unavailable(String reason) -> Availability.unavailable(reason);
+        };
     }
 
+    /**
+     * Not implemented yet: the verbs data path is a later step.
+     *
+     * @throws IllegalStateException         if ibverbs is unavailable here (the message gives the
+     *                                       reason), including when disabled
+     * @throws UnsupportedOperationException otherwise, always: "ibverbs data path not implemented
+     *                                       yet (devices: ...)"
+     */
     @Override
     public Backend open(BackendContext context) {
-        throw new UnsupportedOperationException();
+        Availability availability = availability(Objects.requireNonNull(context, "context").settings());
+        if (!availability.isAvailable()) {
+            throw new IllegalStateException("ibverbs is unavailable: " + availability.reason());
+        }
+        List<String> devices = LibIbverbs.probe() instanceof LibIbverbs.Probe.Devices(List<String> names)
+                ? names : List.of();
+        throw new UnsupportedOperationException(
+                "ibverbs data path not implemented yet (devices: " + String.join(", ", devices) + ")");
     }
 }
