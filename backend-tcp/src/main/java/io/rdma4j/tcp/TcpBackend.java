@@ -1,0 +1,431 @@
+package io.rdma4j.tcp;
+
+import com.github.benmanes.caffeine.cache.Scheduler;
+import com.github.benmanes.caffeine.cache.Ticker;
+import io.rdma4j.spi.Backend;
+import io.rdma4j.spi.BackendContext;
+import io.rdma4j.spi.BackendOp;
+import io.rdma4j.spi.Deadline;
+import io.rdma4j.spi.Endpoint;
+import io.rdma4j.spi.RemoteBufferRef;
+import io.rdma4j.spi.Settings;
+import io.rdma4j.spi.TransportException;
+import io.rdma4j.spi.TransportException.Kind;
+import io.rdma4j.spi.TransportLevel;
+
+import java.io.EOFException;
+import java.io.IOException;
+import java.lang.System.Logger.Level;
+import java.lang.foreign.MemorySegment;
+import java.math.BigDecimal;
+import java.net.ConnectException;
+import java.net.SocketTimeoutException;
+import java.net.UnknownHostException;
+import java.nio.ByteBuffer;
+import java.nio.channels.ClosedChannelException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+
+/**
+ * The TCP transport serving one manager: a data endpoint for peers' requests, and a pool of
+ * connections for this side's transfers. See the package documentation for the threads.
+ *
+ * <p><b>Submits.</b> The ops of one {@link #submit} run one after another on a virtual thread; the
+ * first failing op fails the submit and later ops are not attempted (as in the reference). Each op
+ * is cut into chunks of {@code rdma.tcp.maxChunkMiB}; with {@code rdma.tcp.parallelism} N > 1 the
+ * chunks are shared out among up to N connections working concurrently. Every blocking socket
+ * call is bounded by the submit's deadline (a watchdog closes the connection when it passes).
+ */
+final class TcpBackend implements Backend {
+
+    private static final System.Logger LOG = System.getLogger(TcpBackend.class.getName());
+    private static final Duration CLOSE_WAIT = Duration.ofSeconds(5);
+
+    private final Endpoint dataEndpoint;
+    private final byte[] context;
+    private final long chunkBytes;
+    private final int parallelism;
+    private final TcpThreads threads = new TcpThreads();
+    private final TcpWatchdog watchdog;
+    private final TcpDataServer server;
+    private final TcpConnectionPool pool;
+    private final Set<CompletableFuture<Void>> inFlight = ConcurrentHashMap.newKeySet();
+    private final AtomicLong submitSeq = new AtomicLong();
+    private final AtomicBoolean closed = new AtomicBoolean();
+    private volatile boolean closing;
+
+    private TcpBackend(BackendContext context) throws IOException {
+        Settings settings = context.settings();
+        this.chunkBytes = (long) settings.get(TcpSettings.MAX_CHUNK_MIB) << 20;
+        this.parallelism = settings.get(TcpSettings.PARALLELISM);
+        Duration idleTimeout = settings.get(TcpSettings.IDLE_TIMEOUT);
+        this.watchdog = new TcpWatchdog("rdma4j-tcp-watchdog");
+        try {
+            this.server = new TcpDataServer(context.bindHost(), settings.get(TcpSettings.DATA_PORT),
+                    context.registrations(), watchdog, threads, idleTimeout);
+        } catch (IOException | RuntimeException e) {
+            watchdog.close();
+            throw new IOException("cannot bind the tcp data endpoint to " + context.bindHost() + ":"
+                    + settings.get(TcpSettings.DATA_PORT) + " (rdma.bindHost / rdma.tcp.dataPort): " + e.getMessage(), e);
+        }
+        this.dataEndpoint = new Endpoint(context.advertisedHost(), server.port());
+        this.context = TcpContextCodec.encode(dataEndpoint);
+        this.pool = new TcpConnectionPool(idleTimeout, Math.max(8, 2 * parallelism), Ticker.systemTicker(),
+                Scheduler.systemScheduler());
+        server.start();
+    }
+
+    /** Binds the data endpoint and starts serving it. */
+    static TcpBackend open(BackendContext context) throws IOException {
+        TcpBackend backend = new TcpBackend(context);
+        LOG.log(Level.DEBUG, () -> "tcp transport serving on " + backend.dataEndpoint + " (chunk "
+                + (backend.chunkBytes >> 20) + " MiB, parallelism " + backend.parallelism + ")");
+        return backend;
+    }
+
+    @Override
+    public String name() {
+        return TcpBackendProvider.NAME;
+    }
+
+    @Override
+    public TransportLevel level() {
+        return TransportLevel.TCP;
+    }
+
+    /**
+     * Returns the data endpoint's context; the transport keeps no per-buffer state (requests look
+     * buffers up through the manager's registrations).
+     *
+     * @throws IllegalStateException when the backend is closed
+     */
+    @Override
+    public byte[] register(long bufferId, MemorySegment segment) {
+        if (closing) {
+            throw new IllegalStateException("tcp backend is closed");
+        }
+        return context.clone();
+    }
+
+    /** Nothing to do: the manager's registrations refuse released buffers. */
+    @Override
+    public void release(long bufferId) {
+    }
+
+    @Override
+    public CompletableFuture<Void> submit(List<BackendOp> ops, Deadline deadline) {
+        Objects.requireNonNull(deadline, "deadline");
+        List<BackendOp> batch = List.copyOf(ops);
+        if (closing) {
+            return CompletableFuture.failedFuture(closedError());
+        }
+        if (batch.isEmpty()) {
+            return CompletableFuture.completedFuture(null);
+        }
+        Duration budget = deadline.remaining();
+        CompletableFuture<Void> result = new CompletableFuture<>();
+        inFlight.add(result);
+        if (closing) { // close() may have missed it: it reads inFlight after setting closing
+            inFlight.remove(result);
+            result.completeExceptionally(closedError());
+            return result;
+        }
+        try {
+            threads.start("rdma4j-tcp-submit-" + submitSeq.incrementAndGet(), () -> runBatch(batch, deadline, budget),
+                    failure -> {
+                        inFlight.remove(result);
+                        if (failure == null) {
+                            result.complete(null);
+                        } else {
+                            result.completeExceptionally(asTransportFailure(failure));
+                        }
+                    });
+        } catch (RuntimeException | OutOfMemoryError e) {
+            inFlight.remove(result);
+            result.completeExceptionally(new TransportException(Kind.INTERNAL, "cannot start a tcp transfer thread: " + e, e));
+        }
+        return result;
+    }
+
+    private TransportException asTransportFailure(Throwable failure) {
+        if (failure instanceof TransportException te) {
+            return te;
+        }
+        if (closing) {
+            return closedError();
+        }
+        return new TransportException(Kind.INTERNAL, "tcp transfer failed: " + failure, failure);
+    }
+
+    private void runBatch(List<BackendOp> batch, Deadline deadline, Duration budget) throws InterruptedException {
+        for (int i = 0; i < batch.size(); i++) {
+            String where = batch.size() == 1 ? "" : " (op " + (i + 1) + " of " + batch.size() + ")";
+            BackendOp op = batch.get(i);
+            RemoteBufferRef remote = op.remote();
+            boolean read = op.type() == BackendOp.OpType.READ_INTO_LOCAL;
+            Endpoint peer;
+            try {
+                peer = TcpContextCodec.decode(remote.context());
+            } catch (IllegalArgumentException e) {
+                throw new TransportException(Kind.PROTOCOL, "tcp " + (read ? "read" : "write") + " of buffer "
+                        + remote.bufferId() + ": the token's tcp context is malformed: " + e.getMessage() + where, e);
+            }
+            new Transfer(op, read, peer, deadline, budget, where).run();
+        }
+    }
+
+    /**
+     * Stops accepting, closes every connection (served and pooled, waking blocked threads), fails
+     * in-flight submits with a {@link Kind#INTERNAL} error, and waits briefly for the transport's
+     * threads to end. Idempotent.
+     */
+    @Override
+    public void close() {
+        if (!closed.compareAndSet(false, true)) {
+            return;
+        }
+        closing = true;
+        server.close();
+        pool.close();
+        for (CompletableFuture<Void> f : inFlight) {
+            f.completeExceptionally(closedError());
+        }
+        watchdog.close();
+        List<String> running = threads.awaitAll(CLOSE_WAIT);
+        if (!running.isEmpty()) {
+            LOG.log(Level.WARNING, "tcp transport on " + dataEndpoint + " closed, but " + running.size()
+                    + " of its threads are still running after " + CLOSE_WAIT + ": " + running);
+        }
+    }
+
+    private TransportException closedError() {
+        return new TransportException(Kind.INTERNAL, "tcp backend on " + dataEndpoint
+                + " was closed while the transfer was in flight (or before it started)");
+    }
+
+    // ------------------------------------------------------------------ for tests and diagnostics
+
+    /** The data endpoint as advertised in tokens. */
+    Endpoint dataEndpoint() {
+        return dataEndpoint;
+    }
+
+    TcpConnectionPool pool() {
+        return pool;
+    }
+
+    /** The transport's virtual threads that are still running (acceptor, connections, transfers). */
+    int liveThreadCount() {
+        return threads.liveCount();
+    }
+
+    /** Connections the data endpoint is serving now. */
+    int servedConnectionCount() {
+        return server.connectionCount();
+    }
+
+    @Override
+    public String toString() {
+        return "TcpBackend[" + dataEndpoint + (closing ? ", closed" : "") + "]";
+    }
+
+    static String format(Duration d) {
+        long tensOfMillis = Math.round(d.toNanos() / 1e7);
+        long millis = tensOfMillis * 10;
+        if (millis < 1000) {
+            return (millis < 10 ? d.toMillis() : millis) + "ms";
+        }
+        return BigDecimal.valueOf(millis, 3).stripTrailingZeros().toPlainString() + "s";
+    }
+
+    // ------------------------------------------------------------------ one op
+
+    /** One op: its chunks, shared out among up to {@code parallelism} workers. */
+    private final class Transfer {
+        private final boolean read;
+        private final MemorySegment local;
+        private final long bufferId;
+        private final byte[] accessKey;
+        private final Endpoint peer;
+        private final Deadline deadline;
+        private final Duration budget;
+        private final String where;
+        private final long total;
+        private final long chunks;
+        private final AtomicLong nextChunk = new AtomicLong();
+        private final AtomicReference<TransportException> failure = new AtomicReference<>();
+
+        Transfer(BackendOp op, boolean read, Endpoint peer, Deadline deadline, Duration budget, String where) {
+            this.read = read;
+            this.local = op.local();
+            this.bufferId = op.remote().bufferId();
+            this.accessKey = op.remote().accessKey();
+            this.peer = peer;
+            this.deadline = deadline;
+            this.budget = budget;
+            this.where = where;
+            this.total = op.transferBytes();
+            this.chunks = total <= 0 ? 0 : (total - 1) / chunkBytes + 1;
+        }
+
+        String label() {
+            return read ? "tcp read of buffer " + bufferId + " from " + peer
+                    : "tcp write of buffer " + bufferId + " to " + peer;
+        }
+
+        void run() throws InterruptedException {
+            if (chunks == 0) {
+                return;
+            }
+            if (accessKey.length != TcpProtocol.KEY_BYTES) {
+                throw new TransportException(Kind.PROTOCOL, label() + ": access key must be " + TcpProtocol.KEY_BYTES
+                        + " bytes, the token has " + accessKey.length + where);
+            }
+            if (deadline.isExpired()) {
+                throw timeout(null);
+            }
+            int workers = (int) Math.min(parallelism, chunks);
+            List<Thread> helpers = new ArrayList<>(workers - 1);
+            String name = Thread.currentThread().getName();
+            for (int w = 1; w < workers; w++) {
+                helpers.add(threads.start(name + "-worker-" + w, this::work, TcpThreads.IGNORE));
+            }
+            work();
+            for (Thread helper : helpers) {
+                helper.join();
+            }
+            TransportException f = failure.get();
+            if (f != null) {
+                throw f;
+            }
+        }
+
+        /** Takes chunks until none is left or a worker failed; runs on its own connection. */
+        private void work() {
+            TcpConnection connection = null;
+            TcpWatchdog.Guard guard = null;
+            boolean keep = false;
+            try {
+                boolean exchanged = false;
+                long index;
+                while (failure.get() == null && (index = nextChunk.getAndIncrement()) < chunks) {
+                    long offset = index * chunkBytes;
+                    int length = (int) Math.min(chunkBytes, total - offset);
+                    if (deadline.isExpired()) {
+                        throw timeout(null);
+                    }
+                    if (connection == null) {
+                        connection = pool.acquire(peer, deadline, true);
+                        guard = arm(connection);
+                    }
+                    try {
+                        exchange(connection, offset, length);
+                    } catch (IOException e) {
+                        if (exchanged || !connection.isReused() || connection.isExpired() || closing) {
+                            throw e;
+                        }
+                        // A pooled connection may have gone stale while idle (peer restarted, closed
+                        // it): retry this chunk once on a new connection. Chunks are idempotent.
+                        LOG.log(Level.DEBUG, () -> label() + ": pooled connection failed (" + e + "), reconnecting");
+                        guard.close();
+                        pool.discard(connection);
+                        connection = null;
+                        connection = pool.acquire(peer, deadline, false);
+                        guard = arm(connection);
+                        exchange(connection, offset, length);
+                    }
+                    exchanged = true;
+                }
+                keep = true;
+            } catch (TcpRefusedException refused) {
+                keep = TcpProtocol.isAccessRefusal(refused.code()); // the connection is still in step
+                fail(refusal(refused));
+            } catch (IOException e) {
+                fail(ioFailure(e, connection));
+            } catch (TransportException e) {
+                fail(e);
+            } catch (IllegalStateException e) {
+                fail(new TransportException(Kind.LOCAL_ACCESS, label() + " failed: the local memory is no longer "
+                        + "accessible (" + e.getMessage() + ")" + where, e));
+            } catch (RuntimeException | Error e) {
+                // Never let a worker die silently: its chunk would be missing from a "successful" transfer.
+                fail(new TransportException(Kind.INTERNAL, label() + " failed: " + e + where, e));
+            } finally {
+                if (guard != null) {
+                    guard.close();
+                }
+                if (connection != null) {
+                    if (keep && !connection.isExpired() && !closing) {
+                        pool.giveBack(connection);
+                    } else {
+                        pool.discard(connection);
+                    }
+                }
+            }
+        }
+
+        private TcpWatchdog.Guard arm(TcpConnection connection) {
+            return watchdog.arm(connection::expire, deadline.remainingNanos());
+        }
+
+        /** Moves one chunk straight between the socket and the local segment. */
+        private void exchange(TcpConnection connection, long offset, int length) throws IOException, TcpRefusedException {
+            ByteBuffer view = local.asSlice(offset, length).asByteBuffer();
+            if (read) {
+                connection.read(bufferId, accessKey, offset, view);
+            } else {
+                connection.write(bufferId, accessKey, offset, view);
+            }
+        }
+
+        private void fail(TransportException e) {
+            failure.compareAndSet(null, e);
+        }
+
+        private TransportException timeout(Throwable cause) {
+            return new TransportException(Kind.TIMEOUT, label() + " timed out after " + format(budget) + where, cause);
+        }
+
+        private TransportException refusal(TcpRefusedException refused) {
+            String text = label() + " refused by the owner: " + refused.getMessage() + where;
+            if (TcpProtocol.isAccessRefusal(refused.code())) {
+                return new TransportException(Kind.REMOTE_ACCESS, text, refused);
+            }
+            return new TransportException(Kind.PROTOCOL, text, refused);
+        }
+
+        private TransportException ioFailure(IOException e, TcpConnection connection) {
+            if ((connection != null && connection.isExpired()) || e instanceof SocketTimeoutException
+                    || deadline.isExpired()) {
+                return timeout(e);
+            }
+            if (closing) {
+                return closedError();
+            }
+            if (e instanceof TcpProtocolException) {
+                return new TransportException(Kind.PROTOCOL, label() + " failed: " + e.getMessage() + where, e);
+            }
+            String why;
+            if (e instanceof ConnectException) {
+                why = "cannot connect (" + e.getMessage() + ")";
+            } else if (e instanceof UnknownHostException) {
+                why = e.getMessage();
+            } else if (e instanceof EOFException) {
+                why = "connection closed by peer";
+            } else if (e instanceof ClosedChannelException) {
+                why = "connection closed";
+            } else {
+                why = e.getMessage() == null ? e.toString() : e.getMessage();
+            }
+            return new TransportException(Kind.PEER_UNREACHABLE, label() + " failed: " + why + where, e);
+        }
+    }
+}

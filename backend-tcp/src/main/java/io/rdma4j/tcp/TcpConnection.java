@@ -1,0 +1,206 @@
+package io.rdma4j.tcp;
+
+import io.rdma4j.spi.Deadline;
+import io.rdma4j.spi.Endpoint;
+
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.net.SocketTimeoutException;
+import java.net.StandardSocketOptions;
+import java.net.UnknownHostException;
+import java.nio.ByteBuffer;
+import java.nio.channels.SocketChannel;
+import java.nio.charset.StandardCharsets;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+/**
+ * The requesting end of one connection to a peer's data endpoint: blocking I/O, one exchange at a
+ * time, used by one transfer worker at a time (the pool checks it out). Payloads move straight
+ * between the socket and the caller's {@link ByteBuffer} view of off-heap memory; the only buffers
+ * it owns are two small direct header buffers, reused for every exchange.
+ *
+ * <p>Any exception but {@link TcpRefusedException} leaves the connection in an unknown state:
+ * the caller must close it.
+ */
+final class TcpConnection implements AutoCloseable {
+
+    private final Endpoint peer;
+    private final SocketChannel channel;
+    private final ByteBuffer request = ByteBuffer.allocateDirect(TcpProtocol.REQUEST_HEADER_BYTES);
+    private final ByteBuffer reply = ByteBuffer.allocateDirect(TcpProtocol.PREAMBLE_BYTES);
+    private final ByteBuffer[] gather = new ByteBuffer[2];
+    private final AtomicBoolean closed = new AtomicBoolean();
+    private volatile boolean expired;
+    private boolean reused;
+
+    private TcpConnection(Endpoint peer, SocketChannel channel) {
+        this.peer = peer;
+        this.channel = channel;
+    }
+
+    /**
+     * Connects to {@code peer}, waiting at most until {@code deadline}.
+     *
+     * @throws SocketTimeoutException when the deadline passes first
+     * @throws UnknownHostException   when the peer's host does not resolve
+     * @throws IOException            when the peer cannot be reached
+     */
+    static TcpConnection connect(Endpoint peer, Deadline deadline) throws IOException {
+        long millis = deadline.remainingMillis();
+        if (millis == 0) {
+            throw new SocketTimeoutException("deadline passed before connecting to " + peer);
+        }
+        InetSocketAddress address = new InetSocketAddress(peer.host(), peer.port());
+        if (address.isUnresolved()) {
+            throw new UnknownHostException("cannot resolve host " + peer.host());
+        }
+        SocketChannel channel = SocketChannel.open();
+        try {
+            channel.setOption(StandardSocketOptions.TCP_NODELAY, true);
+            channel.setOption(StandardSocketOptions.SO_KEEPALIVE, true);
+            // The socket adaptor gives a timed connect for a blocking channel.
+            channel.socket().connect(address, (int) Math.min(millis, Integer.MAX_VALUE));
+        } catch (IOException | RuntimeException e) {
+            channel.close();
+            throw e;
+        }
+        return new TcpConnection(peer, channel);
+    }
+
+    Endpoint peer() {
+        return peer;
+    }
+
+    /**
+     * Sends one WRITE chunk: {@code payload}'s remaining bytes go to {@code [offset, offset + n)}
+     * of the remote buffer; returns when the owner acknowledged them.
+     *
+     * @throws TcpRefusedException when the owner refused the request; the connection stays usable
+     */
+    void write(long bufferId, byte[] accessKey, long offset, ByteBuffer payload) throws IOException, TcpRefusedException {
+        int length = payload.remaining();
+        putRequest(TcpProtocol.WRITE, bufferId, accessKey, offset, length);
+        gather[0] = request;
+        gather[1] = payload;
+        try {
+            TcpProtocol.writeFully(channel, gather);
+        } finally {
+            gather[1] = null;
+        }
+        int bodyLength = readReplyPreamble(TcpProtocol.OK);
+        if (bodyLength != 0) {
+            throw new TcpProtocolException("OK reply to a WRITE has a " + bodyLength + "-byte body");
+        }
+    }
+
+    /**
+     * Sends one READ chunk: fills {@code destination}'s remaining bytes from
+     * {@code [offset, offset + n)} of the remote buffer.
+     *
+     * @throws TcpRefusedException when the owner refused the request; the connection stays usable
+     */
+    void read(long bufferId, byte[] accessKey, long offset, ByteBuffer destination) throws IOException, TcpRefusedException {
+        int length = destination.remaining();
+        putRequest(TcpProtocol.READ, bufferId, accessKey, offset, length);
+        TcpProtocol.writeFully(channel, request);
+        int bodyLength = readReplyPreamble(TcpProtocol.DATA);
+        if (bodyLength != length) {
+            throw new TcpProtocolException("tcp read chunk size mismatch: expected " + length + ", got " + bodyLength);
+        }
+        TcpProtocol.readFully(channel, destination);
+    }
+
+    private void putRequest(int type, long bufferId, byte[] accessKey, long offset, int length) {
+        int body = TcpProtocol.REQUEST_FIXED_BYTES + (type == TcpProtocol.WRITE ? length : 0);
+        request.clear();
+        TcpProtocol.putPreamble(request, type, body);
+        request.putLong(bufferId).put(accessKey, 0, TcpProtocol.KEY_BYTES).putLong(offset).putLong(length);
+        request.flip();
+    }
+
+    /** Reads a reply preamble; returns the body length of an {@code expected} reply. */
+    private int readReplyPreamble(int expected) throws IOException, TcpRefusedException {
+        reply.clear();
+        TcpProtocol.readFully(channel, reply);
+        reply.flip();
+        int magic = reply.getShort() & 0xffff;
+        int version = reply.get() & 0xff;
+        int type = reply.get() & 0xff;
+        long bodyLength = reply.getInt() & 0xffffffffL;
+        if (magic != TcpProtocol.MAGIC || version != TcpProtocol.VERSION) {
+            throw new TcpProtocolException("peer " + peer + " is not a TCP data endpoint of this protocol (magic 0x"
+                    + Integer.toHexString(magic) + ", version " + version + ")");
+        }
+        if (type == TcpProtocol.ERROR) {
+            throw readError(bodyLength);
+        }
+        if (type != expected) {
+            throw new TcpProtocolException("expected a " + TcpProtocol.typeName(expected) + " reply, got "
+                    + TcpProtocol.typeName(type));
+        }
+        if (bodyLength > TcpProtocol.MAX_CHUNK_BYTES) {
+            throw new TcpProtocolException("reply body of " + bodyLength + " bytes exceeds the "
+                    + TcpProtocol.MAX_CHUNK_BYTES + "-byte cap");
+        }
+        return (int) bodyLength;
+    }
+
+    private TcpRefusedException readError(long bodyLength) throws IOException {
+        if (bodyLength < 3 || bodyLength > 3 + TcpProtocol.MAX_ERROR_TEXT_BYTES) {
+            throw new TcpProtocolException("ERROR reply has a malformed " + bodyLength + "-byte body");
+        }
+        ByteBuffer body = ByteBuffer.allocate((int) bodyLength); // error path only
+        TcpProtocol.readFully(channel, body);
+        body.flip();
+        int code = body.get() & 0xff;
+        int textLength = body.getShort() & 0xffff;
+        if (textLength != body.remaining()) {
+            throw new TcpProtocolException("ERROR reply announces " + textLength + " bytes of text, carries "
+                    + body.remaining());
+        }
+        String text = StandardCharsets.UTF_8.decode(body).toString();
+        return new TcpRefusedException(code, text);
+    }
+
+    /** Marks the connection reused from the pool (set by the pool at checkout). */
+    void markReused() {
+        reused = true;
+    }
+
+    /** Whether the pool handed it out before: such a connection may have gone stale meanwhile. */
+    boolean isReused() {
+        return reused;
+    }
+
+    /** Watchdog action: the deadline passed; closes the channel, waking a blocked worker. */
+    void expire() {
+        expired = true;
+        close();
+    }
+
+    /** Whether the watchdog closed it. */
+    boolean isExpired() {
+        return expired;
+    }
+
+    boolean isOpen() {
+        return !closed.get() && channel.isOpen();
+    }
+
+    /** Closes the socket; idempotent, never throws. */
+    @Override
+    public void close() {
+        if (closed.compareAndSet(false, true)) {
+            try {
+                channel.close();
+            } catch (IOException ignored) {
+                // nothing to do: the descriptor is released either way
+            }
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "TcpConnection[" + peer + (closed.get() ? ", closed" : "") + "]";
+    }
+}

@@ -1,0 +1,183 @@
+package io.rdma4j.tcp;
+
+import com.github.benmanes.caffeine.cache.Cache;
+import com.github.benmanes.caffeine.cache.Caffeine;
+import com.github.benmanes.caffeine.cache.RemovalCause;
+import com.github.benmanes.caffeine.cache.Scheduler;
+import com.github.benmanes.caffeine.cache.Ticker;
+import io.rdma4j.spi.Deadline;
+import io.rdma4j.spi.Endpoint;
+
+import java.io.IOException;
+import java.nio.channels.ClosedChannelException;
+import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * Connections to peers' data endpoints, reused across transfers.
+ *
+ * <p>A connection is either <em>idle</em> (in a Caffeine cache keyed by the peer's data endpoint,
+ * at most {@code maxIdlePerPeer} per peer) or <em>checked out</em> by exactly one transfer worker.
+ * A peer's idle connections are closed together when the peer went unused for the idle timeout
+ * (Caffeine's removal listener closes them). A connection that failed or timed out is
+ * {@link #discard discarded}, never given back. {@link #close()} closes idle and checked-out
+ * connections alike, waking any worker blocked on one.
+ *
+ * <p>Thread-safe. The per-peer deques are only touched inside the cache's atomic compute
+ * operations, or after the cache removed them.
+ */
+final class TcpConnectionPool implements AutoCloseable {
+
+    private final Cache<Endpoint, IdleConnections> idle;
+    private final Set<TcpConnection> checkedOut = ConcurrentHashMap.newKeySet();
+    private final int maxIdlePerPeer;
+    private final AtomicLong opened = new AtomicLong();
+    private volatile boolean closed;
+
+    TcpConnectionPool(Duration idleTimeout, int maxIdlePerPeer, Ticker ticker, Scheduler scheduler) {
+        this.maxIdlePerPeer = maxIdlePerPeer;
+        this.idle = Caffeine.newBuilder()
+                .expireAfterAccess(idleTimeout)
+                .ticker(ticker)
+                .scheduler(scheduler)
+                .executor(Runnable::run)
+                .removalListener((Endpoint peer, IdleConnections connections, RemovalCause cause) -> {
+                    if (connections != null && cause != RemovalCause.REPLACED) {
+                        connections.closeAll();
+                    }
+                })
+                .build();
+    }
+
+    /**
+     * Checks out a connection to {@code peer}: an idle one when {@code mayReuse} and one is
+     * there, else a new one connected before {@code deadline}.
+     *
+     * @throws ClosedChannelException when the pool is closed
+     * @throws IOException            when connecting fails (see {@link TcpConnection#connect})
+     */
+    TcpConnection acquire(Endpoint peer, Deadline deadline, boolean mayReuse) throws IOException {
+        if (closed) {
+            throw new ClosedChannelException();
+        }
+        TcpConnection c = mayReuse ? takeIdle(peer) : null;
+        if (c == null) {
+            c = TcpConnection.connect(peer, deadline);
+            opened.incrementAndGet();
+        } else {
+            c.markReused();
+        }
+        checkedOut.add(c);
+        if (closed) { // close() may have missed it: it reads checkedOut after setting closed
+            discard(c);
+            throw new ClosedChannelException();
+        }
+        return c;
+    }
+
+    private TcpConnection takeIdle(Endpoint peer) {
+        TcpConnection[] taken = new TcpConnection[1];
+        idle.asMap().computeIfPresent(peer, (p, connections) -> {
+            taken[0] = connections.poll();
+            return connections.isEmpty() ? null : connections;
+        });
+        return taken[0];
+    }
+
+    /** Returns a healthy connection after a transfer; it is closed instead if it cannot be kept. */
+    void giveBack(TcpConnection c) {
+        checkedOut.remove(c);
+        if (closed || !c.isOpen() || c.isExpired()) {
+            c.close();
+            return;
+        }
+        boolean[] kept = new boolean[1];
+        idle.asMap().compute(c.peer(), (p, connections) -> {
+            IdleConnections q = connections == null ? new IdleConnections() : connections;
+            kept[0] = q.size() < maxIdlePerPeer && q.offer(c);
+            return q.isEmpty() ? null : q;
+        });
+        if (!kept[0]) {
+            c.close();
+        } else if (closed) {
+            idle.invalidateAll(); // lost a race with close(): close what was just added
+        }
+    }
+
+    /** Closes a connection that failed, timed out or whose state is unknown. */
+    void discard(TcpConnection c) {
+        if (c != null) {
+            checkedOut.remove(c);
+            c.close();
+        }
+    }
+
+    /** Idle connections to {@code peer}. */
+    int idleCount(Endpoint peer) {
+        IdleConnections q = idle.getIfPresent(peer);
+        return q == null ? 0 : q.size();
+    }
+
+    /** Idle connections to every peer. */
+    int idleCount() {
+        return idle.asMap().values().stream().mapToInt(IdleConnections::size).sum();
+    }
+
+    /** Connections some transfer holds now. */
+    int checkedOutCount() {
+        return checkedOut.size();
+    }
+
+    /** Connections opened since the pool was created. */
+    long openedCount() {
+        return opened.get();
+    }
+
+    /** Runs pending expiry now (tests, with a fake ticker). */
+    void cleanUp() {
+        idle.cleanUp();
+    }
+
+    /** Closes every connection, idle or checked out; later acquires fail. Idempotent. */
+    @Override
+    public void close() {
+        closed = true;
+        idle.invalidateAll();
+        idle.cleanUp();
+        for (TcpConnection c : checkedOut) {
+            c.close();
+        }
+    }
+
+    /** One peer's idle connections, most recently returned first. */
+    private static final class IdleConnections {
+        private final ArrayDeque<TcpConnection> deque = new ArrayDeque<>();
+
+        synchronized TcpConnection poll() {
+            return deque.pollFirst();
+        }
+
+        synchronized boolean offer(TcpConnection c) {
+            deque.addFirst(c);
+            return true;
+        }
+
+        synchronized int size() {
+            return deque.size();
+        }
+
+        synchronized boolean isEmpty() {
+            return deque.isEmpty();
+        }
+
+        synchronized void closeAll() {
+            TcpConnection c;
+            while ((c = deque.pollFirst()) != null) {
+                c.close();
+            }
+        }
+    }
+}

@@ -1,0 +1,344 @@
+package io.rdma4j.tcp;
+
+import io.rdma4j.spi.BufferAccessException;
+import io.rdma4j.spi.LocalBuffer;
+import io.rdma4j.spi.RegistrationLookup;
+
+import java.io.EOFException;
+import java.io.IOException;
+import java.lang.System.Logger.Level;
+import java.net.InetSocketAddress;
+import java.net.SocketAddress;
+import java.net.StandardSocketOptions;
+import java.nio.ByteBuffer;
+import java.nio.channels.ClosedChannelException;
+import java.nio.channels.ServerSocketChannel;
+import java.nio.channels.SocketChannel;
+import java.time.Duration;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * The data endpoint: serves WRITE and READ requests of peers against this manager's registered
+ * buffers ({@link TcpProtocol}).
+ *
+ * <p>One virtual thread accepts; each connection gets its own virtual thread doing blocking I/O,
+ * so one slow or hostile peer never delays another. Every request is checked: the buffer is
+ * looked up by id and access key, the range must lie inside it, and its memory is pinned for
+ * exactly one chunk while bytes move between the socket and the segment. Refusals go back to the
+ * requester as ERROR replies on a connection that stays usable; a malformed or truncated frame
+ * closes that connection only. Once a request's first byte arrived, the rest of the exchange must
+ * finish within the frame timeout, or the connection is closed (releasing its pin).
+ */
+final class TcpDataServer implements AutoCloseable {
+
+    private static final System.Logger LOG = System.getLogger(TcpDataServer.class.getName());
+    /** Scratch for consuming the payload of a refused WRITE: error path only. */
+    private static final int DRAIN_BUFFER_BYTES = 64 * 1024;
+
+    private final ServerSocketChannel server;
+    private final int port;
+    private final RegistrationLookup registrations;
+    private final TcpWatchdog watchdog;
+    private final TcpThreads threads;
+    private final long frameTimeoutNanos;
+    private final Set<SocketChannel> connections = ConcurrentHashMap.newKeySet();
+    private final AtomicLong connectionSeq = new AtomicLong();
+    private volatile boolean closed;
+
+    /**
+     * Binds {@code bindHost:port} (port 0: any free one). Call {@link #start()} to serve.
+     *
+     * @throws IOException when the address cannot be bound
+     */
+    TcpDataServer(String bindHost, int port, RegistrationLookup registrations, TcpWatchdog watchdog,
+                  TcpThreads threads, Duration frameTimeout) throws IOException {
+        this.registrations = registrations;
+        this.watchdog = watchdog;
+        this.threads = threads;
+        this.frameTimeoutNanos = frameTimeout.toNanos();
+        this.server = ServerSocketChannel.open();
+        try {
+            server.setOption(StandardSocketOptions.SO_REUSEADDR, true);
+            server.bind(new InetSocketAddress(bindHost, port), 128);
+            this.port = ((InetSocketAddress) server.getLocalAddress()).getPort();
+        } catch (IOException | RuntimeException e) {
+            server.close();
+            throw e;
+        }
+    }
+
+    /** The bound port. */
+    int port() {
+        return port;
+    }
+
+    /** Starts the acceptor thread. */
+    void start() {
+        threads.start("rdma4j-tcp-accept-" + port, this::acceptLoop, failure -> {
+            if (failure != null && !closed) {
+                LOG.log(Level.ERROR, "tcp data endpoint on port " + port + " stopped accepting", failure);
+            }
+        });
+    }
+
+    /** Open server-side connections. */
+    int connectionCount() {
+        return connections.size();
+    }
+
+    private void acceptLoop() throws InterruptedException {
+        while (!closed) {
+            SocketChannel ch;
+            try {
+                ch = server.accept();
+            } catch (ClosedChannelException stopped) {
+                return;
+            } catch (IOException e) {
+                if (closed) {
+                    return;
+                }
+                // Out of descriptors and the like: log, back off briefly, keep serving.
+                LOG.log(Level.WARNING, "tcp data endpoint on port " + port + ": accept failed: " + e);
+                Thread.sleep(50);
+                continue;
+            }
+            connections.add(ch);
+            if (closed) {
+                closeQuietly(ch);
+                return;
+            }
+            long n = connectionSeq.incrementAndGet();
+            try {
+                threads.start("rdma4j-tcp-serve-" + port + "-" + n, () -> serve(ch), TcpThreads.IGNORE);
+            } catch (RuntimeException | OutOfMemoryError e) {
+                closeQuietly(ch);
+                LOG.log(Level.WARNING, "tcp data endpoint on port " + port + ": cannot start a connection thread: " + e);
+            }
+        }
+    }
+
+    private void serve(SocketChannel ch) {
+        SocketAddress remote = null;
+        try {
+            remote = ch.getRemoteAddress();
+            ch.setOption(StandardSocketOptions.TCP_NODELAY, true);
+            ch.setOption(StandardSocketOptions.SO_KEEPALIVE, true);
+            new Session(ch).run();
+        } catch (EOFException | ClosedChannelException ended) {
+            // the peer went away or we are closing: nothing to report
+        } catch (TcpProtocolException e) {
+            LOG.log(Level.INFO, "tcp data endpoint on port " + port + ": closing connection from " + remote + ": " + e.getMessage());
+        } catch (IOException e) {
+            if (!closed) {
+                LOG.log(Level.DEBUG, "tcp data endpoint on port " + port + ": connection from " + remote + " failed: " + e);
+            }
+        } catch (RuntimeException e) {
+            LOG.log(Level.WARNING, "tcp data endpoint on port " + port + ": connection from " + remote + " failed", e);
+        } finally {
+            connections.remove(ch);
+            closeQuietly(ch);
+        }
+    }
+
+    /**
+     * Stops accepting and closes every connection; threads blocked on them end. Idempotent.
+     */
+    @Override
+    public void close() {
+        closed = true;
+        closeQuietly(server);
+        for (SocketChannel ch : connections) {
+            closeQuietly(ch);
+        }
+    }
+
+    private static void closeQuietly(java.nio.channels.Channel ch) {
+        try {
+            ch.close();
+        } catch (IOException ignored) {
+            // the descriptor is released either way
+        }
+    }
+
+    /** One connection's request loop; runs on its own virtual thread. */
+    private final class Session {
+        private final SocketChannel ch;
+        private final ByteBuffer header = ByteBuffer.allocateDirect(TcpProtocol.REQUEST_HEADER_BYTES);
+        private final ByteBuffer ok = ByteBuffer.allocateDirect(TcpProtocol.PREAMBLE_BYTES);
+        private final ByteBuffer dataPreamble = ByteBuffer.allocateDirect(TcpProtocol.PREAMBLE_BYTES);
+        private final ByteBuffer[] gather = new ByteBuffer[2];
+        private final byte[] key = new byte[TcpProtocol.KEY_BYTES];
+        private ByteBuffer drain;
+
+        Session(SocketChannel ch) {
+            this.ch = ch;
+            TcpProtocol.putPreamble(ok, TcpProtocol.OK, 0);
+        }
+
+        void run() throws IOException {
+            while (true) {
+                header.clear();
+                // Between requests a connection may idle as long as the peer likes (it is pooled there).
+                if (ch.read(header) < 0) {
+                    return; // clean end at a frame boundary
+                }
+                if (header.position() == 0) {
+                    continue;
+                }
+                // From the first byte on, the exchange is bounded: a stalled peer cannot hold a pin.
+                try (TcpWatchdog.Guard guard = watchdog.arm(() -> closeQuietly(ch), frameTimeoutNanos)) {
+                    exchange();
+                }
+            }
+        }
+
+        private void exchange() throws IOException {
+            // Every request header is exactly REQUEST_HEADER_BYTES long, so reads into `header`
+            // never take bytes of a payload. Check the preamble as soon as it is in: garbage is
+            // refused without waiting for a whole header.
+            while (header.position() < TcpProtocol.PREAMBLE_BYTES) {
+                if (ch.read(header) < 0) {
+                    throw new TcpProtocolException("truncated frame: connection closed after "
+                            + header.position() + " byte(s) of a request");
+                }
+            }
+            int magic = header.getShort(0) & 0xffff;
+            int version = header.get(2) & 0xff;
+            int type = header.get(3) & 0xff;
+            long bodyLength = header.getInt(4) & 0xffffffffL;
+            if (magic != TcpProtocol.MAGIC) {
+                malformed("bad magic 0x" + Integer.toHexString(magic));
+            }
+            if (version != TcpProtocol.VERSION) {
+                malformed("unsupported protocol version " + version + " (this side speaks " + TcpProtocol.VERSION + ")");
+            }
+            if (type != TcpProtocol.WRITE && type != TcpProtocol.READ) {
+                malformed("unknown request type " + TcpProtocol.typeName(type));
+            }
+            long maxBody = TcpProtocol.REQUEST_FIXED_BYTES + (long) TcpProtocol.MAX_CHUNK_BYTES;
+            if (bodyLength < TcpProtocol.REQUEST_FIXED_BYTES || bodyLength > maxBody) {
+                malformed("request body of " + bodyLength + " bytes (allowed: " + TcpProtocol.REQUEST_FIXED_BYTES
+                        + ".." + maxBody + ")");
+            }
+            while (header.hasRemaining()) {
+                if (ch.read(header) < 0) {
+                    throw new TcpProtocolException("truncated frame: connection closed after "
+                            + header.position() + " byte(s) of a request header");
+                }
+            }
+            long bufferId = header.getLong(8);
+            header.get(16, key);
+            long offset = header.getLong(32);
+            long length = header.getLong(40);
+            if (type == TcpProtocol.WRITE) {
+                if (length != bodyLength - TcpProtocol.REQUEST_FIXED_BYTES) {
+                    malformed("WRITE announces " + length + " payload bytes in a " + bodyLength + "-byte body");
+                }
+                serveWrite(bufferId, offset, (int) length);
+            } else {
+                if (bodyLength != TcpProtocol.REQUEST_FIXED_BYTES) {
+                    malformed("READ with a " + bodyLength + "-byte body (must be " + TcpProtocol.REQUEST_FIXED_BYTES + ")");
+                }
+                if (length > TcpProtocol.MAX_CHUNK_BYTES) {
+                    malformed("READ of " + length + " bytes, more than the " + TcpProtocol.MAX_CHUNK_BYTES + "-byte chunk cap");
+                }
+                serveRead(bufferId, offset, length);
+            }
+        }
+
+        private void serveWrite(long bufferId, long offset, int length) throws IOException {
+            LocalBuffer buffer;
+            try {
+                buffer = checkedBuffer(bufferId, offset, length);
+            } catch (BufferAccessException refused) {
+                drain(length);
+                refuse(TcpProtocol.code(refused.reason()), refused.getMessage());
+                return;
+            }
+            ByteBuffer destination = null;
+            try (LocalBuffer.Pin pin = buffer.pin()) {
+                destination = buffer.segment().asSlice(offset, length).asByteBuffer();
+                TcpProtocol.readFully(ch, destination);
+            } catch (BufferAccessException refused) {
+                drain(length);
+                refuse(TcpProtocol.code(refused.reason()), refused.getMessage());
+                return;
+            } catch (IllegalStateException memoryGone) {
+                // The owner closed the memory's arena meanwhile; the bytes not yet taken are still on the wire.
+                drain(destination == null ? length : destination.remaining());
+                refuse(TcpProtocol.MEMORY_CLOSED, "buffer " + bufferId + ": its memory was closed by its owner during the write");
+                return;
+            }
+            ok.clear();
+            TcpProtocol.writeFully(ch, ok);
+        }
+
+        private void serveRead(long bufferId, long offset, long length) throws IOException {
+            LocalBuffer buffer;
+            try {
+                buffer = checkedBuffer(bufferId, offset, length);
+            } catch (BufferAccessException refused) {
+                refuse(TcpProtocol.code(refused.reason()), refused.getMessage());
+                return;
+            }
+            dataPreamble.clear();
+            TcpProtocol.putPreamble(dataPreamble, TcpProtocol.DATA, (int) length);
+            dataPreamble.flip();
+            gather[0] = dataPreamble;
+            try (LocalBuffer.Pin pin = buffer.pin()) {
+                gather[1] = buffer.segment().asSlice(offset, length).asByteBuffer();
+                TcpProtocol.writeFully(ch, gather);
+            } catch (BufferAccessException refused) {
+                refuse(TcpProtocol.code(refused.reason()), refused.getMessage());
+            } catch (IllegalStateException memoryGone) {
+                if (dataPreamble.position() != 0) {
+                    // Part of the reply is out: the stream cannot carry an error any more.
+                    throw new TcpProtocolException("buffer " + bufferId + ": memory closed by its owner during a read");
+                }
+                refuse(TcpProtocol.MEMORY_CLOSED, "buffer " + bufferId + ": its memory was closed by its owner during the read");
+            } finally {
+                gather[1] = null;
+            }
+        }
+
+        /** Looks up and range-checks; throws the refusal to send back. */
+        private LocalBuffer checkedBuffer(long bufferId, long offset, long length) {
+            LocalBuffer buffer = registrations.lookup(bufferId, key);
+            if (!TcpProtocol.inRange(offset, length, buffer.byteSize())) {
+                throw new BufferAccessException(BufferAccessException.Reason.OUT_OF_RANGE, bufferId,
+                        "range [" + offset + ", " + offset + " + " + length + ") is outside buffer " + bufferId
+                                + " of " + buffer.byteSize() + " bytes");
+            }
+            return buffer;
+        }
+
+        private void refuse(int code, String text) throws IOException {
+            TcpProtocol.writeFully(ch, TcpProtocol.errorFrame(code, text));
+        }
+
+        /** Consumes a refused WRITE's payload so that the next request starts on a frame boundary. */
+        private void drain(long bytes) throws IOException {
+            if (drain == null) {
+                drain = ByteBuffer.allocateDirect(DRAIN_BUFFER_BYTES);
+            }
+            long left = bytes;
+            while (left > 0) {
+                drain.clear().limit((int) Math.min(left, DRAIN_BUFFER_BYTES));
+                TcpProtocol.readFully(ch, drain);
+                left -= drain.position();
+            }
+        }
+
+        /** Answers BAD_REQUEST (best effort) and ends the session. */
+        private void malformed(String why) throws IOException {
+            try {
+                refuse(TcpProtocol.BAD_REQUEST, "malformed frame: " + why);
+            } catch (IOException ignored) {
+                // the peer may already be gone; the connection closes anyway
+            }
+            throw new TcpProtocolException("malformed frame: " + why);
+        }
+    }
+}

@@ -1,0 +1,152 @@
+package io.rdma4j.tcp;
+
+import io.rdma4j.spi.BufferAccessException;
+
+import java.io.EOFException;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.ReadableByteChannel;
+import java.nio.channels.SocketChannel;
+import java.nio.charset.StandardCharsets;
+
+/**
+ * The TCP data protocol, version 1. One request, then one reply, on a connection; no pipelining.
+ *
+ * <pre>
+ * every frame  : u16 magic 0x5254 ("RT") | u8 version (1) | u8 type | u32 body length | body
+ * WRITE  (0x01): i64 buffer id | 16-byte access key | i64 offset | i64 length | length payload bytes
+ * READ   (0x02): i64 buffer id | 16-byte access key | i64 offset | i64 length
+ * OK     (0x11): (empty body)                         reply to WRITE
+ * DATA   (0x12): body length payload bytes            reply to READ, exactly the length asked
+ * ERROR  (0x13): u8 code | u16 text length | UTF-8 text (at most 4096 bytes)
+ * </pre>
+ *
+ * Big-endian throughout. A request body is 40 bytes plus, for WRITE, the payload, so the body
+ * length of a WRITE must be {@code 40 + length} and that of a READ exactly 40; a chunk is at most
+ * {@link #MAX_CHUNK_BYTES}. A frame breaking any of these rules is malformed: the server answers
+ * ERROR {@link #BAD_REQUEST} when it can and closes that connection. A request the server refuses
+ * (unknown or released buffer, wrong key, range outside the buffer) gets ERROR with the reason and
+ * leaves the connection usable: the server first consumes a refused WRITE's payload.
+ */
+final class TcpProtocol {
+
+    private TcpProtocol() {
+    }
+
+    static final int MAGIC = 0x5254;
+    static final int VERSION = 1;
+
+    static final int WRITE = 0x01;
+    static final int READ = 0x02;
+    static final int OK = 0x11;
+    static final int DATA = 0x12;
+    static final int ERROR = 0x13;
+
+    /** Magic, version, type, body length. */
+    static final int PREAMBLE_BYTES = 8;
+    /** Buffer id, access key, offset, length. */
+    static final int REQUEST_FIXED_BYTES = 40;
+    static final int REQUEST_HEADER_BYTES = PREAMBLE_BYTES + REQUEST_FIXED_BYTES;
+    static final int KEY_BYTES = 16;
+
+    static final int MAX_CHUNK_MIB = 1024;
+    /** Largest payload of one request or reply: 1 GiB, the largest chunk setting. */
+    static final int MAX_CHUNK_BYTES = MAX_CHUNK_MIB << 20;
+    static final int MAX_ERROR_TEXT_BYTES = 4096;
+
+    // ERROR codes. 1..5 mirror BufferAccessException.Reason: the connection stays usable.
+    static final int UNKNOWN_BUFFER = 1;
+    static final int RELEASED = 2;
+    static final int WRONG_KEY = 3;
+    static final int OUT_OF_RANGE = 4;
+    static final int MEMORY_CLOSED = 5;
+    /** The request was malformed; the server closes the connection after this reply. */
+    static final int BAD_REQUEST = 6;
+    /** The server failed unexpectedly; the server closes the connection after this reply. */
+    static final int SERVER_ERROR = 7;
+
+    static int code(BufferAccessException.Reason reason) {
+        return switch (reason) {
+            case UNKNOWN -> UNKNOWN_BUFFER;
+            case RELEASED -> RELEASED;
+            case WRONG_KEY -> WRONG_KEY;
+            case OUT_OF_RANGE -> OUT_OF_RANGE;
+            case CLOSED -> MEMORY_CLOSED;
+        };
+    }
+
+    static boolean isAccessRefusal(int code) {
+        return code >= UNKNOWN_BUFFER && code <= MEMORY_CLOSED;
+    }
+
+    static String typeName(int type) {
+        return switch (type) {
+            case WRITE -> "WRITE";
+            case READ -> "READ";
+            case OK -> "OK";
+            case DATA -> "DATA";
+            case ERROR -> "ERROR";
+            default -> "0x" + Integer.toHexString(type);
+        };
+    }
+
+    /** Puts a preamble at the buffer's position. */
+    static void putPreamble(ByteBuffer b, int type, int bodyLength) {
+        b.putShort((short) MAGIC).put((byte) VERSION).put((byte) type).putInt(bodyLength);
+    }
+
+    /** Whether {@code [offset, offset + length)} lies inside {@code [0, size)}, without overflow. */
+    static boolean inRange(long offset, long length, long size) {
+        return offset >= 0 && length >= 0 && offset <= size && length <= size - offset;
+    }
+
+    /** An ERROR frame, text cut to {@link #MAX_ERROR_TEXT_BYTES}. Error path only: allocates. */
+    static ByteBuffer errorFrame(int code, String text) {
+        byte[] t = text.getBytes(StandardCharsets.UTF_8);
+        if (t.length > MAX_ERROR_TEXT_BYTES) {
+            String cut = text;
+            while (t.length > MAX_ERROR_TEXT_BYTES) {
+                cut = cut.substring(0, cut.length() - Math.max(1, (t.length - MAX_ERROR_TEXT_BYTES) / 4));
+                t = cut.getBytes(StandardCharsets.UTF_8);
+            }
+        }
+        ByteBuffer b = ByteBuffer.allocate(PREAMBLE_BYTES + 3 + t.length);
+        putPreamble(b, ERROR, 3 + t.length);
+        b.put((byte) code).putShort((short) t.length).put(t);
+        return b.flip();
+    }
+
+    /**
+     * Fills {@code dst} completely.
+     *
+     * @throws EOFException when the peer closes the stream first
+     */
+    static void readFully(ReadableByteChannel ch, ByteBuffer dst) throws IOException {
+        while (dst.hasRemaining()) {
+            if (ch.read(dst) < 0) {
+                throw new EOFException("connection closed by peer");
+            }
+        }
+    }
+
+    static void writeFully(SocketChannel ch, ByteBuffer src) throws IOException {
+        while (src.hasRemaining()) {
+            ch.write(src);
+        }
+    }
+
+    static void writeFully(SocketChannel ch, ByteBuffer[] srcs) throws IOException {
+        while (anyRemaining(srcs)) {
+            ch.write(srcs);
+        }
+    }
+
+    private static boolean anyRemaining(ByteBuffer[] buffers) {
+        for (ByteBuffer b : buffers) {
+            if (b.hasRemaining()) {
+                return true;
+            }
+        }
+        return false;
+    }
+}

@@ -1,0 +1,43 @@
+/**
+ * The TCP fallback transport: {@link io.rdma4j.tcp.TcpBackendProvider} and its
+ * {@link io.rdma4j.tcp.TcpSettings}. Everything else here is package-private.
+ *
+ * <h2>Threads and data flow</h2>
+ * <pre>
+ *  requesting manager (peer A)                          owning manager (peer B)
+ *  ---------------------------                          -----------------------
+ *  caller: backend.submit(ops, deadline)
+ *    | returns a future at once
+ *    v
+ *  [rdma4j-tcp-submit-N]  ops one after another          [rdma4j-tcp-accept-PORT]
+ *    | per op: chunks of maxChunkMiB                        | accept()
+ *    |-- worker 0 (this thread) --.                         v
+ *    |-- worker 1..P-1 (own VT) --+-- pool.acquire(B) --&gt; [rdma4j-tcp-serve-PORT-M]  one per connection
+ *    |                            |   (Caffeine: idle      |  read request header (48 bytes)
+ *    |                            |    connections by      |  lookup(id, key) -&gt; LocalBuffer
+ *    |                            |    data endpoint)      |  range check; pin for this chunk
+ *    |   WRITE hdr + payload  ====+======================&gt; |  socket -&gt; segment.asSlice().asByteBuffer()
+ *    |   READ hdr             ====+======================&gt; |  segment -&gt; socket (DATA reply)
+ *    |   &lt;=== OK / DATA+payload / ERROR(code, text) ===========|  unpin; next request
+ *    v                            |
+ *  future completes after every worker ended and gave its connection back (or discarded it)
+ *
+ *  [rdma4j-tcp-watchdog] (one platform thread): at the deadline, closes the connection a worker
+ *  is blocked on (the worker sees TIMEOUT); on the server, closes a connection that started a
+ *  request and did not finish it within rdma.tcp.idleTimeout.
+ * </pre>
+ * All "[...]" threads but the watchdog are virtual threads doing blocking I/O. No byte[] staging
+ * on the data path: payload bytes go straight between sockets and off-heap segments through
+ * {@code MemorySegment.asByteBuffer()} views.
+ *
+ * <h2>Ownership</h2>
+ * The manager owns registered memory; the server touches it only inside a pin held for one chunk.
+ * A requesting worker touches only the caller's local segment, which the caller keeps alive until
+ * the future completes. Every connection has exactly one holder at a time: the pool (idle), one
+ * worker (checked out) or one serving thread. {@code close()} closes all of them.
+ *
+ * <h2>Wire protocol</h2>
+ * See {@code TcpProtocol}: length-prefixed frames, WRITE/READ requests, OK/DATA/ERROR replies.
+ * The token context is {@code TcpContextCodec}: version, port, host.
+ */
+package io.rdma4j.tcp;
