@@ -1,0 +1,81 @@
+package io.rdma4j.bench.cli;
+
+import java.io.PrintStream;
+
+/**
+ * The progress line on stderr. On a terminal one line is redrawn in place with {@code \r} (at
+ * most ten times a second); otherwise (a pipe, a file, CI) one plain line per op and size.
+ * Used by the measuring thread only.
+ *
+ * <p>Whether stderr is a terminal cannot be asked from Java, so the launcher passes
+ * {@code -Drdmaperf.stderr.tty=true|false}; without it, an interactive console counts as one.
+ */
+final class Progress {
+
+    private static final long REDRAW_NANOS = 100_000_000L;
+
+    private final PrintStream err;
+    private final boolean terminal;
+    private final int totalCases;
+    private int caseNo;
+    private String label = "";
+    private long lastDraw;
+    private int drawnWidth;
+
+    Progress(PrintStream err, boolean terminal, int totalCases) {
+        this.err = err;
+        this.terminal = terminal;
+        this.totalCases = totalCases;
+    }
+
+    /** Whether this process's stderr is taken to be a terminal. */
+    static boolean stderrIsTerminal() {
+        String flag = System.getProperty("rdmaperf.stderr.tty");
+        if (flag != null) {
+            return Boolean.parseBoolean(flag);
+        }
+        var console = System.console();
+        return console != null && console.isTerminal();
+    }
+
+    /** A new op and size starts. */
+    void start(String op, long size, int warmup, int iters) {
+        caseNo++;
+        label = "[" + caseNo + "/" + totalCases + "] " + op + " " + Sizes.format(size);
+        if (terminal) {
+            draw(label + ": warming up (" + warmup + ")");
+        } else {
+            err.println("rdma-perf: " + label + ": " + warmup + " warmup + " + iters + " measured iterations");
+            err.flush();
+        }
+        lastDraw = System.nanoTime();
+    }
+
+    /** {@code done} of {@code iters} measured iterations finished. */
+    void measured(int done, int iters) {
+        if (!terminal) {
+            return;
+        }
+        long now = System.nanoTime();
+        if (now - lastDraw >= REDRAW_NANOS || done == iters) {
+            lastDraw = now;
+            draw(label + ": " + done + "/" + iters);
+        }
+    }
+
+    /** Erases the line (terminal only), so the table prints clean. */
+    void clear() {
+        if (terminal && drawnWidth > 0) {
+            err.print("\r" + " ".repeat(drawnWidth) + "\r");
+            err.flush();
+            drawnWidth = 0;
+        }
+    }
+
+    private void draw(String text) {
+        String padded = drawnWidth > text.length() ? text + " ".repeat(drawnWidth - text.length()) : text;
+        err.print("\r" + padded);
+        err.flush();
+        drawnWidth = text.length();
+    }
+}

@@ -1,0 +1,93 @@
+package io.rdma4j.bench.ring;
+
+import io.rdma4j.spi.Availability;
+import io.rdma4j.spi.Backend;
+import io.rdma4j.spi.BackendContext;
+import io.rdma4j.spi.BackendOp;
+import io.rdma4j.spi.BackendProvider;
+import io.rdma4j.spi.Deadline;
+import io.rdma4j.spi.Settings;
+import io.rdma4j.spi.TransportLevel;
+
+import java.lang.foreign.MemorySegment;
+import java.nio.ByteBuffer;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * A transport that only remembers registrations, so a benchmark measures the manager's
+ * bookkeeping and not a network: {@code register} stores the segment in a map and returns the
+ * id as an 8-byte context, {@code release} forgets it, {@code submit} fails.
+ *
+ * <p>Name {@code "bench"}, priority 1. Not registered with {@link java.util.ServiceLoader}:
+ * pass it to {@code RdmaManager.newBuilder().providers(..)}. Backends follow the SPI's threading
+ * contract: one registering thread at a time (the manager's ring consumer, or whoever holds the
+ * baseline's lock).
+ */
+public final class BenchBackendProvider implements BackendProvider {
+
+    /** The transport's name. */
+    public static final String NAME = "bench";
+
+    @Override
+    public String name() {
+        return NAME;
+    }
+
+    @Override
+    public int priority() {
+        return 1;
+    }
+
+    @Override
+    public Availability availability(Settings settings) {
+        return Availability.available();
+    }
+
+    @Override
+    public Backend open(BackendContext context) {
+        return new BenchBackend();
+    }
+
+    /** Opens a backend without a manager (for the synchronized baseline). */
+    public Backend openStandalone() {
+        return new BenchBackend();
+    }
+
+    private static final class BenchBackend implements Backend {
+        private final Map<Long, MemorySegment> registered = new HashMap<>();
+
+        @Override
+        public String name() {
+            return NAME;
+        }
+
+        @Override
+        public TransportLevel level() {
+            return TransportLevel.MEMORY;
+        }
+
+        @Override
+        public byte[] register(long bufferId, MemorySegment segment) {
+            registered.put(bufferId, segment);
+            return ByteBuffer.allocate(Long.BYTES).putLong(bufferId).array();
+        }
+
+        @Override
+        public void release(long bufferId) {
+            registered.remove(bufferId);
+        }
+
+        @Override
+        public CompletableFuture<Void> submit(List<BackendOp> ops, Deadline deadline) {
+            return CompletableFuture.failedFuture(new UnsupportedOperationException("the bench transport moves no bytes"));
+        }
+
+        @Override
+        public void close() {
+            registered.clear();
+        }
+    }
+}
