@@ -289,6 +289,11 @@ final class TcpBackend implements Backend {
                 throw new TransportException(Kind.PROTOCOL, label() + ": access key must be " + TcpProtocol.KEY_BYTES
                         + " bytes, the token has " + accessKey.length + where);
             }
+            if (!local.isAccessibleBy(Thread.currentThread())) {
+                throw new TransportException(Kind.LOCAL_ACCESS, label() + ": the local segment is confined to another "
+                        + "thread; transports work on their own threads, so allocate it from a shared or global arena"
+                        + where);
+            }
             if (deadline.isExpired()) {
                 throw timeout(null);
             }
@@ -352,7 +357,7 @@ final class TcpBackend implements Backend {
                 fail(ioFailure(e, connection));
             } catch (TransportException e) {
                 fail(e);
-            } catch (IllegalStateException e) {
+            } catch (IllegalStateException | WrongThreadException e) {
                 fail(new TransportException(Kind.LOCAL_ACCESS, label() + " failed: the local memory is no longer "
                         + "accessible (" + e.getMessage() + ")" + where, e));
             } catch (RuntimeException | Error e) {

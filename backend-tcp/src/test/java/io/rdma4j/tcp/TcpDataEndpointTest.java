@@ -1,0 +1,153 @@
+package io.rdma4j.tcp;
+
+import io.rdma4j.RdmaBuffer;
+import io.rdma4j.RdmaManager;
+import io.rdma4j.spi.Endpoint;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import java.io.IOException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
+
+import static io.rdma4j.tcp.TcpTesting.TRANSFER_TIMEOUT;
+import static io.rdma4j.tcp.TcpTesting.await;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * Malformed input on the data port closes only the connection that sent it: the endpoint keeps
+ * serving connections that were already open and new transfers.
+ */
+class TcpDataEndpointTest {
+
+    private TcpTesting.Instrumented owner;
+    private RdmaManager peer;
+    private RdmaBuffer buffer;
+    private Endpoint data;
+    private byte[] key;
+    private RawDataClient bystander;
+    private Arena arena;
+
+    @BeforeEach
+    void start() throws IOException {
+        owner = TcpTesting.instrumented();
+        peer = TcpTesting.manager();
+        buffer = await(owner.manager().allocate(MIB_PLUS_ONE));
+        Patterns.fill(buffer.segment(), 3);
+        data = TestTokens.dataEndpoint(buffer.remote());
+        key = TestTokens.accessKey(buffer.remote());
+        bystander = new RawDataClient(data); // opened before the bad input, must stay served
+        arena = Arena.ofShared();
+    }
+
+    private static final long MIB_PLUS_ONE = (1 << 20) + 1;
+
+    @AfterEach
+    void stop() throws IOException {
+        bystander.close();
+        peer.close();
+        owner.close();
+        arena.close();
+    }
+
+    /** The endpoint still serves the connection opened earlier and a whole new transfer. */
+    private void assertStillServing() throws IOException {
+        bystander.read(buffer.id(), key, 0, 8);
+        RawDataClient.Reply reply = bystander.reply();
+        assertEquals(RawDataClient.DATA, reply.type());
+        assertEquals(8, reply.body().length);
+
+        MemorySegment local = arena.allocate(buffer.byteSize(), 8);
+        await(peer.read(buffer.remote(), local, TRANSFER_TIMEOUT));
+        assertEquals(-1, Patterns.mismatch(buffer.segment(), local, buffer.byteSize()));
+    }
+
+    @Test
+    void garbage_isAnsweredWithBadRequestAndItsConnectionClosed() throws IOException {
+        try (RawDataClient attacker = new RawDataClient(data)) {
+            attacker.send("GET / HTTP/1.1\r\nHost: example\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
+
+            RawDataClient.Reply reply = attacker.reply();
+
+            assertEquals(RawDataClient.ERROR, reply.type());
+            assertEquals(6, reply.code());
+            assertTrue(reply.text().contains("malformed frame: bad magic"), reply.text());
+            assertTrue(attacker.closedByServer());
+        }
+        assertStillServing();
+    }
+
+    @Test
+    void truncatedHeader_thenEndOfStream_closesOnlyThatConnection() throws IOException {
+        try (RawDataClient attacker = new RawDataClient(data)) {
+            byte[] request = RawDataClient.request(RawDataClient.READ, buffer.id(), key, 0, 8, new byte[0]);
+            attacker.send(Arrays.copyOf(request, 20));
+            attacker.shutdownOutput();
+
+            assertTrue(attacker.closedByServer());
+        }
+        assertStillServing();
+    }
+
+    @Test
+    void truncatedWritePayload_closesOnlyThatConnectionAndReleasesTheBuffer() throws IOException {
+        try (RawDataClient attacker = new RawDataClient(data)) {
+            byte[] header = RawDataClient.request(RawDataClient.WRITE, buffer.id(), key, 0, 1000, new byte[1000]);
+            attacker.send(Arrays.copyOf(header, 48 + 10)); // announces 1000 payload bytes, sends 10
+            attacker.shutdownOutput();
+
+            assertTrue(attacker.closedByServer());
+        }
+        assertStillServing();
+    }
+
+    @Test
+    void absurdBodyLength_isRefusedWithoutAllocatingIt() throws IOException {
+        try (RawDataClient attacker = new RawDataClient(data)) {
+            byte[] request = RawDataClient.request(RawDataClient.WRITE, buffer.id(), key, 0, 8, new byte[8]);
+            ByteBuffer.wrap(request).putInt(4, 0xffff_fff0); // body length ~4 GiB, over the 1 GiB cap
+
+            attacker.send(request);
+            RawDataClient.Reply reply = attacker.reply();
+
+            assertEquals(RawDataClient.ERROR, reply.type());
+            assertEquals(6, reply.code());
+            assertTrue(attacker.closedByServer());
+        }
+        assertStillServing();
+    }
+
+    @Test
+    void unknownRequestTypeOrVersion_closesThatConnection() throws IOException {
+        for (int[] poke : new int[][]{{3, 0x7f}, {2, 9}}) { // type byte, version byte
+            try (RawDataClient attacker = new RawDataClient(data)) {
+                byte[] request = RawDataClient.request(RawDataClient.READ, buffer.id(), key, 0, 8, new byte[0]);
+                request[poke[0]] = (byte) poke[1];
+
+                attacker.send(request);
+                RawDataClient.Reply reply = attacker.reply();
+
+                assertEquals(6, reply.code(), reply.text());
+                assertTrue(attacker.closedByServer());
+            }
+        }
+        assertStillServing();
+    }
+
+    @Test
+    void closedConnections_leaveNoServingThreadBehind() throws IOException {
+        try (RawDataClient attacker = new RawDataClient(data)) {
+            attacker.send(new byte[]{1, 2, 3, 4, 5, 6, 7, 8, 9});
+            assertTrue(attacker.closedByServer());
+        }
+        bystander.close();
+
+        TcpTesting.awaitCondition("serving threads of closed connections end",
+                () -> owner.backend().servedConnectionCount() == 0 && owner.backend().liveThreadCount() == 1);
+    }
+}

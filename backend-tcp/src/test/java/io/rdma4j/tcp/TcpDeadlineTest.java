@@ -1,0 +1,142 @@
+package io.rdma4j.tcp;
+
+import io.rdma4j.PeerUnreachableException;
+import io.rdma4j.RdmaBuffer;
+import io.rdma4j.RdmaException;
+import io.rdma4j.RdmaManager;
+import io.rdma4j.RdmaRemoteBuffer;
+import io.rdma4j.RdmaSubmitException;
+import io.rdma4j.RdmaTimeoutException;
+import io.rdma4j.spi.Endpoint;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import java.io.IOException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.net.InetSocketAddress;
+import java.nio.channels.ServerSocketChannel;
+import java.nio.channels.SocketChannel;
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+
+import static io.rdma4j.tcp.TcpTesting.SAFETY;
+import static io.rdma4j.tcp.TcpTesting.await;
+import static io.rdma4j.tcp.TcpTesting.failureOf;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** Nothing waits past its deadline, and nothing survives a failed or interrupted transfer. */
+class TcpDeadlineTest {
+
+    private RdmaManager owner;
+    private TcpTesting.Instrumented requester;
+    private RdmaRemoteBuffer realToken;
+    private Arena arena;
+    private MemorySegment local;
+
+    @BeforeEach
+    void start() {
+        owner = TcpTesting.manager();
+        requester = TcpTesting.instrumented();
+        RdmaBuffer buffer = await(owner.allocate(4096));
+        realToken = buffer.remote();
+        arena = Arena.ofShared();
+        local = arena.allocate(4096, 8);
+    }
+
+    @AfterEach
+    void stop() {
+        requester.close();
+        owner.close();
+        arena.close();
+    }
+
+    private static <T extends Throwable> T cause(Class<T> type, Throwable failure) {
+        RdmaSubmitException submit = assertInstanceOf(RdmaSubmitException.class, failure);
+        return assertInstanceOf(type, submit.getCause());
+    }
+
+    @Test
+    void write_toPeerThatStopsAnswering_timesOutNamingPeerAndOp() throws Exception {
+        try (SilentPeer silent = new SilentPeer()) {
+            Endpoint endpoint = silent.endpoint();
+            RdmaRemoteBuffer token = TestTokens.pointingAt(realToken, endpoint);
+
+            Throwable failure = failureOf(requester.manager().write(token, local, Duration.ofSeconds(1)));
+
+            RdmaTimeoutException e = cause(RdmaTimeoutException.class, failure);
+            assertEquals("tcp write of buffer " + token.id() + " to " + endpoint + " timed out after 1s", e.getMessage());
+        }
+    }
+
+    @Test
+    void read_fromPeerThatStopsAnswering_timesOutAndDiscardsTheConnection() throws Exception {
+        try (SilentPeer silent = new SilentPeer()) {
+            RdmaRemoteBuffer token = TestTokens.pointingAt(realToken, silent.endpoint());
+
+            Throwable failure = failureOf(requester.manager().read(token, local, Duration.ofMillis(500)));
+            SocketChannel serverSide = silent.nextConnection();
+
+            RdmaTimeoutException e = cause(RdmaTimeoutException.class, failure);
+            assertTrue(e.getMessage().startsWith("tcp read of buffer " + token.id() + " from " + silent.endpoint()
+                    + " timed out"), e.getMessage());
+            assertTrue(SilentPeer.closedByOtherSide(serverSide, SAFETY), "the timed-out connection was not closed");
+            assertEquals(0, requester.backend().pool().checkedOutCount());
+            assertEquals(0, requester.backend().pool().idleCount(), "a timed-out connection went back to the pool");
+        }
+    }
+
+    @Test
+    void write_toPortNobodyListensOn_failsWithPeerUnreachable() throws IOException {
+        Endpoint nobody;
+        try (ServerSocketChannel probe = ServerSocketChannel.open().bind(new InetSocketAddress("127.0.0.1", 0))) {
+            nobody = new Endpoint("127.0.0.1", ((InetSocketAddress) probe.getLocalAddress()).getPort());
+        }
+        RdmaRemoteBuffer token = TestTokens.pointingAt(realToken, nobody);
+
+        Throwable failure = failureOf(requester.manager().write(token, local, Duration.ofSeconds(10)));
+
+        PeerUnreachableException e = cause(PeerUnreachableException.class, failure);
+        assertTrue(e.getMessage().contains("tcp write of buffer " + token.id() + " to " + nobody + " failed: cannot connect"),
+                e.getMessage());
+    }
+
+    @Test
+    void submit_withZeroTimeout_failsWithTimeoutWithoutConnecting() {
+        Throwable failure = failureOf(requester.manager().write(realToken, local, Duration.ZERO));
+
+        cause(RdmaTimeoutException.class, failure);
+        assertEquals(0, requester.backend().pool().openedCount());
+    }
+
+    @Test
+    void malformedTcpContext_failsWithAClearError() {
+        RdmaRemoteBuffer token = TestTokens.withTcpContext(realToken, new byte[]{9, 9});
+
+        Throwable failure = failureOf(requester.manager().write(token, local, Duration.ofSeconds(10)));
+
+        RdmaException e = cause(RdmaException.class, failure);
+        assertTrue(e.getMessage().contains("tcp context is malformed"), e.getMessage());
+    }
+
+    @Test
+    void closeManager_withTransferInFlight_failsItAndEndsEveryThread() throws Exception {
+        try (SilentPeer silent = new SilentPeer()) {
+            RdmaRemoteBuffer token = TestTokens.pointingAt(realToken, silent.endpoint());
+            CompletableFuture<Void> transfer = requester.manager().write(token, local, Duration.ofMinutes(5));
+            SocketChannel serverSide = silent.nextConnection(); // the transfer is now blocked on it
+
+            requester.manager().close();
+            Throwable failure = failureOf(transfer);
+
+            RdmaSubmitException submit = assertInstanceOf(RdmaSubmitException.class, failure);
+            assertTrue(submit.getMessage().contains("closed"), submit.getMessage());
+            assertTrue(SilentPeer.closedByOtherSide(serverSide, SAFETY));
+            assertEquals(0, requester.backend().liveThreadCount(), "threads of the closed transport still run");
+            assertEquals(0, requester.backend().pool().checkedOutCount());
+        }
+    }
+}

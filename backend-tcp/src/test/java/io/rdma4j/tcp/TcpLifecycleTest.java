@@ -1,0 +1,118 @@
+package io.rdma4j.tcp;
+
+import io.rdma4j.RdmaBuffer;
+import io.rdma4j.RdmaManager;
+import io.rdma4j.spi.BackendOp;
+import io.rdma4j.spi.Deadline;
+import io.rdma4j.spi.TransportException;
+import org.junit.jupiter.api.Test;
+
+import java.io.IOException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.time.Duration;
+import java.util.List;
+
+import static io.rdma4j.tcp.TcpTesting.MIB;
+import static io.rdma4j.tcp.TcpTesting.TRANSFER_TIMEOUT;
+import static io.rdma4j.tcp.TcpTesting.await;
+import static io.rdma4j.tcp.TcpTesting.failureOf;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** Connections are reused; close stops everything, once. */
+class TcpLifecycleTest {
+
+    @Test
+    void secondTransfer_toTheSamePeer_reusesThePooledConnection() {
+        try (RdmaManager owner = TcpTesting.manager();
+             TcpTesting.Instrumented peer = TcpTesting.instrumented();
+             Arena arena = Arena.ofShared()) {
+            RdmaBuffer buffer = await(owner.allocate(3 * MIB));
+            MemorySegment local = arena.allocate(buffer.byteSize(), 8);
+
+            await(peer.manager().write(buffer.remote(), local, TRANSFER_TIMEOUT));
+            await(peer.manager().read(buffer.remote(), local, TRANSFER_TIMEOUT));
+
+            assertEquals(1, peer.backend().pool().openedCount());
+            assertEquals(1, peer.backend().pool().idleCount(TestTokens.dataEndpoint(buffer.remote())));
+        }
+    }
+
+    @Test
+    void managerClose_afterParallelTransfers_endsEveryTransportThreadAndConnection() {
+        TcpTesting.Instrumented owner = TcpTesting.instrumented("rdma.tcp.parallelism", "4");
+        TcpTesting.Instrumented peer = TcpTesting.instrumented("rdma.tcp.parallelism", "4");
+        try (Arena arena = Arena.ofShared()) {
+            RdmaBuffer buffer = await(owner.manager().allocate(6 * MIB));
+            MemorySegment local = arena.allocate(buffer.byteSize(), 8);
+            await(peer.manager().write(buffer.remote(), local, TRANSFER_TIMEOUT));
+
+            peer.close();
+            owner.close();
+
+            assertEquals(0, peer.backend().liveThreadCount());
+            assertEquals(0, owner.backend().liveThreadCount());
+            assertEquals(0, owner.backend().servedConnectionCount());
+            assertEquals(0, peer.backend().pool().idleCount());
+        }
+    }
+
+    @Test
+    void close_calledAgain_isHarmless() {
+        TcpTesting.Instrumented m = TcpTesting.instrumented();
+        m.close();
+
+        m.backend().close();
+        m.backend().close();
+
+        assertEquals(0, m.backend().liveThreadCount());
+    }
+
+    @Test
+    void close_stopsTheDataEndpoint() throws IOException {
+        TcpTesting.Instrumented m = TcpTesting.instrumented();
+        InetSocketAddress data = new InetSocketAddress(m.backend().dataEndpoint().host(), m.backend().dataEndpoint().port());
+
+        m.close();
+
+        assertThrows(IOException.class, () -> {
+            try (Socket s = new Socket()) {
+                s.connect(data, 10_000);
+            }
+        });
+    }
+
+    @Test
+    void submit_afterClose_failsAtOnceWithAClearError() {
+        try (RdmaManager owner = TcpTesting.manager(); Arena arena = Arena.ofShared()) {
+            RdmaBuffer buffer = await(owner.allocate(16));
+            TcpTesting.Instrumented closed = TcpTesting.instrumented();
+            closed.close();
+
+            Throwable failure = failureOf(closed.backend().submit(List.of(new BackendOp(BackendOp.OpType.WRITE_FROM_LOCAL,
+                    arena.allocate(16), buffer.remote().refFor("tcp"))), Deadline.after(Duration.ofSeconds(5))));
+
+            TransportException e = assertInstanceOf(TransportException.class, failure);
+            assertEquals(TransportException.Kind.INTERNAL, e.kind());
+            assertTrue(e.getMessage().contains("closed"), e.getMessage());
+        }
+    }
+
+    @Test
+    void write_fromThreadConfinedSegment_failsSayingWhy() {
+        try (RdmaManager owner = TcpTesting.manager();
+             RdmaManager peer = TcpTesting.manager();
+             Arena confined = Arena.ofConfined()) {
+            RdmaBuffer buffer = await(owner.allocate(16));
+
+            Throwable failure = failureOf(peer.write(buffer.remote(), confined.allocate(16), TRANSFER_TIMEOUT));
+
+            assertTrue(failure.getMessage().contains("confined"), failure.getMessage());
+        }
+    }
+}
