@@ -1,5 +1,8 @@
 package io.rdma4j.bench.cli;
 
+import java.math.BigDecimal;
+import java.math.MathContext;
+import java.math.RoundingMode;
 import java.util.List;
 import java.util.Locale;
 
@@ -9,6 +12,7 @@ import java.util.Locale;
  */
 public final class Report {
 
+    private static final MathContext SIGNIFICANT = new MathContext(6, RoundingMode.HALF_EVEN);
     private static final String ROW = "%-5s  %8s  %6s  %10s  %10s  %10s  %10s  %-9s";
 
     private Report() {
@@ -83,11 +87,17 @@ public final class Report {
         return sb.append('"').toString();
     }
 
-    /** A finite number with three decimals; {@code null} for NaN and infinities, which JSON lacks. */
+    /**
+     * A finite number to six significant digits in plain notation ({@code 2848.71},
+     * {@code 0.0174123}, {@code 30}); {@code null} for NaN and infinities, which JSON lacks.
+     */
     public static String jsonNumber(double v) {
         if (!Double.isFinite(v)) {
             return "null";
         }
-        return String.format(Locale.ROOT, "%.3f", v);
+        if (v == 0) {
+            return "0";
+        }
+        return new BigDecimal(v).round(SIGNIFICANT).stripTrailingZeros().toPlainString();
     }
 }

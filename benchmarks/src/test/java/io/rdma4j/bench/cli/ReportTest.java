@@ -18,9 +18,9 @@ class ReportTest {
         assertEquals("""
                 [
                   {"op": "write", "size_bytes": 4096, "iters": 100, "transport": "tcp", "bandwidth_mb_s": 123.457, \
-                "lat_avg_us": 33.250, "lat_p50_us": 30.000, "lat_p99_us": 90.500},
-                  {"op": "read", "size_bytes": 8, "iters": 10, "transport": "tcp", "bandwidth_mb_s": 0.500, \
-                "lat_avg_us": 16.000, "lat_p50_us": 15.000, "lat_p99_us": 20.000}
+                "lat_avg_us": 33.25, "lat_p50_us": 30, "lat_p99_us": 90.5},
+                  {"op": "read", "size_bytes": 8, "iters": 10, "transport": "tcp", "bandwidth_mb_s": 0.5, \
+                "lat_avg_us": 16, "lat_p50_us": 15, "lat_p99_us": 20}
                 ]
                 """, json);
     }
@@ -41,7 +41,12 @@ class ReportTest {
     void json_nonFiniteNumbers_becomeNull() {
         assertEquals("null", Report.jsonNumber(Double.NaN));
         assertEquals("null", Report.jsonNumber(Double.POSITIVE_INFINITY));
-        assertEquals("1.500", Report.jsonNumber(1.5));
+        assertEquals("1.5", Report.jsonNumber(1.5));
+        assertEquals("0", Report.jsonNumber(0));
+        assertEquals("0.0174123", Report.jsonNumber(0.017412345));
+        assertEquals("2848.71", Report.jsonNumber(2848.7123));
+        assertEquals("123457", Report.jsonNumber(123456.7));
+        assertEquals("1500", Report.jsonNumber(1500));
     }
 
     @Test
