@@ -14,7 +14,7 @@ import java.util.Locale;
  * @param iters       measured iterations per op and size; 0 means adaptive
  *                    ({@link Stats#adaptiveIterations})
  * @param warmup      warmup iterations per op and size; -1 means adaptive
- *                    ({@link Stats#warmupIterations})
+ *                    ({@link Stats#warmupIterations}, by size)
  * @param parallelism value for {@code rdma.tcp.parallelism} on both sides; 0 leaves the default
  * @param chunkMiB    value for {@code rdma.tcp.maxChunkMiB} on both sides; 0 leaves the default
  * @param json        where to write the JSON results, or {@code null}
@@ -57,7 +57,7 @@ public record PerfOptions(Mode mode, List<String> ops, List<Long> sizes, int ite
               --iters N              measured iterations per op and size, 1..10000000
                                      (default: adaptive, enough to move 256 MiB, 10..10000)
               --warmup N             warmup iterations per op and size, 0..10000000
-                                     (default: a fifth of the iterations, 2..1000)
+                                     (default: a fifth of the adaptive count, 2..1000)
               --parallelism N        rdma.tcp.parallelism on both sides, 1..64: connections
                                      one transfer spreads its chunks over (default: the
                                      transport's, 1)
@@ -188,9 +188,9 @@ public record PerfOptions(Mode mode, List<String> ops, List<Long> sizes, int ite
         return iters > 0 ? iters : Stats.adaptiveIterations(sizeBytes);
     }
 
-    /** Warmup iterations before {@code measured} ones: the given count, or the adaptive one. */
-    public int warmupFor(int measured) {
-        return warmup >= 0 ? warmup : Stats.warmupIterations(measured);
+    /** Warmup iterations for {@code sizeBytes}: the given count, or the adaptive one. */
+    public int warmupFor(long sizeBytes) {
+        return warmup >= 0 ? warmup : Stats.warmupIterations(sizeBytes);
     }
 
     /** The largest size. */

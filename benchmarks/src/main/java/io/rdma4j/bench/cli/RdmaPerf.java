@@ -189,7 +189,7 @@ public final class RdmaPerf {
                 RdmaAction action = write ? manager.newAction().writeFrom(remote, local)
                         : manager.newAction().readInto(remote, local);
                 int iters = options.itersFor(size);
-                int warmup = options.warmupFor(iters);
+                int warmup = options.warmupFor(size);
                 progress.start(op, size, warmup, iters);
                 if (!write) {
                     local.fill((byte) 0);

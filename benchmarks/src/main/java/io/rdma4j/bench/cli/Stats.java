@@ -74,9 +74,13 @@ public final class Stats {
         return (int) Math.max(MIN_ITERS, Math.min(MAX_ITERS, n));
     }
 
-    /** Warmup iterations before {@code iters} measured ones: a fifth, at least 2, at most 1000. */
-    public static int warmupIterations(int iters) {
-        return Math.max(2, Math.min(1000, iters / 5));
+    /**
+     * Warmup iterations for a size when the user gave none: a fifth of its adaptive count, at
+     * least 2, at most 1000. It depends on the size only, so {@code --iters 20} still warms an
+     * 8-byte op up properly.
+     */
+    public static int warmupIterations(long sizeBytes) {
+        return Math.max(2, Math.min(1000, adaptiveIterations(sizeBytes) / 5));
     }
 
     /**

@@ -43,7 +43,8 @@ class PerfOptionsTest {
         assertEquals(Duration.ofSeconds(60), o.timeout());
         assertFalse(o.verbose());
         assertEquals(10_000, o.itersFor(8));
-        assertEquals(1000, o.warmupFor(10_000));
+        assertEquals(1000, o.warmupFor(8));
+        assertEquals(2, o.warmupFor(64L << 20));
     }
 
     @Test
@@ -53,7 +54,7 @@ class PerfOptionsTest {
         assertEquals(List.of("read"), o.ops());
         assertEquals(List.of(8L, 4096L), o.sizes());
         assertEquals(5, o.itersFor(8));
-        assertEquals(0, o.warmupFor(5));
+        assertEquals(0, o.warmupFor(8));
         assertEquals(4, o.parallelism());
         assertEquals(16, o.chunkMiB());
         assertEquals(Path.of("out.json"), o.json());

@@ -68,10 +68,11 @@ class StatsTest {
     }
 
     @Test
-    void warmupIterations_isAFifthWithinBounds() {
-        assertEquals(2, Stats.warmupIterations(5));
-        assertEquals(200, Stats.warmupIterations(1000));
-        assertEquals(1000, Stats.warmupIterations(10_000));
+    void warmupIterations_isAFifthOfTheAdaptiveCountWithinBounds() {
+        assertEquals(1000, Stats.warmupIterations(8));
+        assertEquals(204, Stats.warmupIterations(256 << 10));
+        assertEquals(51, Stats.warmupIterations(1 << 20));
+        assertEquals(2, Stats.warmupIterations(64 << 20));
     }
 
     @Test
