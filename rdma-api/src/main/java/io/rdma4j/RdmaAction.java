@@ -45,7 +45,7 @@ public final class RdmaAction {
      * Queues a read of the whole {@code remote} buffer into the start of {@code local}.
      *
      * @throws IllegalArgumentException if {@code local} is smaller than the remote buffer, on the
-     *                                  heap, read-only or its arena is closed
+     *                                  heap, read-only, thread-confined or its arena is closed
      * @throws IllegalStateException    while this action is being submitted
      */
     public RdmaAction readInto(RdmaRemoteBuffer remote, MemorySegment local) {
@@ -64,7 +64,7 @@ public final class RdmaAction {
      * Queues a write of the whole of {@code local} into the start of the {@code remote} buffer.
      *
      * @throws IllegalArgumentException if {@code local} is larger than the remote buffer, empty,
-     *                                  on the heap or its arena is closed
+     *                                  on the heap, thread-confined or its arena is closed
      * @throws IllegalStateException    while this action is being submitted
      */
     public RdmaAction writeFrom(RdmaRemoteBuffer remote, MemorySegment local) {
@@ -90,6 +90,10 @@ public final class RdmaAction {
         }
         if (!local.scope().isAlive()) {
             throw new IllegalArgumentException("the local segment's arena is closed");
+        }
+        if (!RdmaManager.isShared(local)) {
+            throw new IllegalArgumentException("the local segment is thread-confined: transports access it from "
+                    + "their own threads; allocate it from Arena.ofShared(), Arena.ofAuto() or Arena.global()");
         }
     }
 

@@ -312,7 +312,8 @@ public final class RdmaManager implements AutoCloseable {
      * @return the token; fails with {@link RegistrationException} (a transport refused; the others
      *         were rolled back), {@link ManagerClosedException}, or
      *         {@link RejectedExecutionException} when the registration ring is full
-     * @throws IllegalArgumentException if the segment is on the heap, empty, read-only or its arena is closed
+     * @throws IllegalArgumentException if the segment is on the heap, empty, read-only, confined to one
+     *                                  thread (transports need shared access) or its arena is closed
      */
     public CompletableFuture<RdmaRemoteBuffer> register(MemorySegment segment) {
         checkRegistrable(segment);
@@ -357,6 +358,18 @@ public final class RdmaManager implements AutoCloseable {
         if (!segment.scope().isAlive()) {
             throw new IllegalArgumentException("cannot register a segment whose arena is closed");
         }
+        if (!isShared(segment)) {
+            throw new IllegalArgumentException("cannot register a thread-confined segment: transports access it "
+                    + "from their own threads; allocate it from Arena.ofShared(), Arena.ofAuto() or Arena.global()");
+        }
+    }
+
+    /** A thread that never starts: only segments every thread may access are accessible by it. */
+    private static final Thread ANY_OTHER_THREAD = Thread.ofPlatform().unstarted(() -> { });
+
+    /** Whether every thread may access {@code segment} (not confined to its owner thread). */
+    static boolean isShared(MemorySegment segment) {
+        return segment.isAccessibleBy(ANY_OTHER_THREAD);
     }
 
     @SuppressWarnings({"unchecked", "rawtypes"})

@@ -262,13 +262,27 @@ class ActionTest {
     void submit_localArenaClosedAfterAdding_failsCleanly() {
         RdmaManager m = manager(new StubProvider("stub", 1));
         RdmaRemoteBuffer remote = m.register(arena.allocate(8)).join();
-        Arena local = Arena.ofConfined();
+        Arena local = Arena.ofShared();
         RdmaAction action = m.newAction().readInto(remote, local.allocate(8));
         local.close();
 
         CompletionException e = assertThrows(CompletionException.class, () -> action.submit(TIMEOUT).join());
 
         assertInstanceOf(IllegalStateException.class, e.getCause());
+    }
+
+    @Test
+    void readInto_threadConfinedLocalSegment_rejectedSayingWhichArenasWork() {
+        RdmaManager m = manager(new StubProvider("stub", 1));
+        RdmaRemoteBuffer remote = m.register(arena.allocate(8)).join();
+
+        try (Arena confined = Arena.ofConfined()) {
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                    () -> m.newAction().readInto(remote, confined.allocate(8)));
+
+            assertTrue(e.getMessage().contains("thread-confined"), e.getMessage());
+            assertTrue(e.getMessage().contains("Arena.ofShared()"), e.getMessage());
+        }
     }
 
     @Test

@@ -94,6 +94,18 @@ class RegistrationTest {
     }
 
     @Test
+    void register_threadConfinedSegment_rejected() {
+        RdmaManager m = manager(fast);
+
+        try (Arena confined = Arena.ofConfined()) {
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                    () -> m.register(confined.allocate(64)));
+
+            assertTrue(e.getMessage().contains("thread-confined"), e.getMessage());
+        }
+    }
+
+    @Test
     void register_readOnlySegment_rejected() {
         RdmaManager m = manager(fast);
 
