@@ -364,11 +364,9 @@ final class TcpBackend implements Backend {
                 // Never let a worker die silently: its chunk would be missing from a "successful" transfer.
                 fail(new TransportException(Kind.INTERNAL, label() + " failed: " + e + where, e));
             } finally {
-                if (guard != null) {
-                    guard.close();
-                }
+                boolean disarmed = guard == null || guard.disarm();
                 if (connection != null) {
-                    if (keep && !connection.isExpired() && !closing) {
+                    if (keep && disarmed && !connection.isExpired() && !closing) {
                         pool.giveBack(connection);
                     } else {
                         pool.discard(connection);

@@ -54,9 +54,17 @@ final class TcpWatchdog implements AutoCloseable {
         /** Cancels the action; idempotent. */
         @Override
         public void close() {
-            if (task != null) {
-                task.cancel(false);
-            }
+            disarm();
+        }
+
+        /**
+         * Cancels the action.
+         *
+         * @return true when it was cancelled in time; false when it ran or is running (for a
+         *         connection: it is being closed, so it must not be reused)
+         */
+        boolean disarm() {
+            return task != null && (task.cancel(false) || task.isCancelled());
         }
     }
 }

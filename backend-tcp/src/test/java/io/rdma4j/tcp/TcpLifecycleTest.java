@@ -44,6 +44,26 @@ class TcpLifecycleTest {
     }
 
     @Test
+    void pooledConnection_toAPeerThatRestarted_isReplacedTransparently() {
+        TcpTesting.Instrumented first = TcpTesting.instrumented();
+        int port = first.backend().dataEndpoint().port();
+        try (TcpTesting.Instrumented peer = TcpTesting.instrumented(); Arena arena = Arena.ofShared()) {
+            MemorySegment local = arena.allocate(MIB, 8);
+            await(peer.manager().write(await(first.manager().allocate(MIB)).remote(), local, TRANSFER_TIMEOUT));
+            first.close(); // the pooled connection to it is now dead
+            try (TcpTesting.Instrumented restarted = TcpTesting.instrumented("rdma.tcp.dataPort", String.valueOf(port))) {
+                RdmaBuffer buffer = await(restarted.manager().allocate(MIB));
+                Patterns.fill(local, 8);
+
+                await(peer.manager().write(buffer.remote(), local, TRANSFER_TIMEOUT));
+
+                assertEquals(-1, Patterns.mismatch(local, buffer.segment(), MIB));
+                assertEquals(2, peer.backend().pool().openedCount(), "the stale connection was replaced once");
+            }
+        }
+    }
+
+    @Test
     void managerClose_afterParallelTransfers_endsEveryTransportThreadAndConnection() {
         TcpTesting.Instrumented owner = TcpTesting.instrumented("rdma.tcp.parallelism", "4");
         TcpTesting.Instrumented peer = TcpTesting.instrumented("rdma.tcp.parallelism", "4");

@@ -1,0 +1,89 @@
+package io.rdma4j.tcp;
+
+import io.rdma4j.PeerUnreachableException;
+import io.rdma4j.RdmaRemoteBuffer;
+import io.rdma4j.RdmaSubmitException;
+import io.rdma4j.spi.Endpoint;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.Test;
+
+import java.io.IOException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+
+import static io.rdma4j.tcp.TcpTesting.MIB;
+import static io.rdma4j.tcp.TcpTesting.TRANSFER_TIMEOUT;
+import static io.rdma4j.tcp.TcpTesting.await;
+import static io.rdma4j.tcp.TcpTesting.failureOf;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** A second JVM (same java, same class path) owns the buffer. */
+class TcpCrossProcessTest {
+
+    @Test
+    void write_thenReadBack_acrossProcesses_movesExactBytes() throws Exception {
+        long size = 3 * MIB + 1;
+        try (PeerProcess owner = PeerProcess.start(List.of(), "size=" + size, "rdma.tcp.maxChunkMiB=1");
+             TcpTesting.Instrumented requester = TcpTesting.instrumented("rdma.tcp.parallelism", "2");
+             Arena arena = Arena.ofShared()) {
+            MemorySegment source = arena.allocate(size, 8);
+            Patterns.fill(source, 42);
+            MemorySegment back = arena.allocate(size, 8);
+
+            await(requester.manager().write(owner.token(), source, TRANSFER_TIMEOUT));
+            String ownerCrc = owner.command("crc");
+            await(requester.manager().read(owner.token(), back, TRANSFER_TIMEOUT));
+
+            assertEquals("CRC " + Long.toHexString(Patterns.crc(source)), ownerCrc);
+            assertEquals(-1, Patterns.mismatch(source, back, size));
+        }
+    }
+
+    @Test
+    void peerKilledMidTransfer_opFailsAsUnreachable_andNothingLeaks() throws Exception {
+        long size = 64 * MIB; // far more than socket buffers hold: the write cannot finish while the peer is stopped
+        try (PeerProcess owner = PeerProcess.start(List.of(), "size=" + size);
+             TcpTesting.Instrumented requester = TcpTesting.instrumented("rdma.tcp.parallelism", "2");
+             Arena arena = Arena.ofShared()) {
+            RdmaRemoteBuffer token = owner.token();
+            Endpoint data = TestTokens.dataEndpoint(token);
+            MemorySegment source = arena.allocate(size, 8);
+            int threadsBefore = requester.backend().liveThreadCount();
+            freeze(owner);
+
+            CompletableFuture<Void> transfer = requester.manager().write(token, source, Duration.ofMinutes(2));
+            TcpTesting.awaitCondition("the transfer holds a connection to the frozen peer",
+                    () -> requester.backend().pool().checkedOutCount() > 0);
+            owner.process().destroyForcibly();
+            Throwable failure = failureOf(transfer);
+
+            RdmaSubmitException submit = assertInstanceOf(RdmaSubmitException.class, failure);
+            PeerUnreachableException e = assertInstanceOf(PeerUnreachableException.class, submit.getCause());
+            assertTrue(e.getMessage().startsWith("tcp write of buffer " + token.id() + " to " + data + " failed"),
+                    e.getMessage());
+            assertEquals(0, requester.backend().pool().checkedOutCount(), "connections still checked out");
+            assertEquals(0, requester.backend().pool().idleCount(), "broken connections went back to the pool");
+            assertEquals(threadsBefore, requester.backend().liveThreadCount(), "transfer threads outlived the transfer");
+        }
+    }
+
+    /** SIGSTOP: the process keeps its sockets but stops reading them. */
+    private static void freeze(PeerProcess p) throws IOException, InterruptedException {
+        Process kill;
+        try {
+            kill = new ProcessBuilder("kill", "-STOP", Long.toString(p.pid())).inheritIO().start();
+        } catch (IOException noKill) {
+            Assumptions.abort("cannot run kill -STOP: " + noKill.getMessage());
+            return;
+        }
+        if (!kill.waitFor(30, TimeUnit.SECONDS) || kill.exitValue() != 0) {
+            Assumptions.abort("kill -STOP " + p.pid() + " failed");
+        }
+    }
+}
