@@ -301,7 +301,13 @@ final class TcpBackend implements Backend {
             List<Thread> helpers = new ArrayList<>(workers - 1);
             String name = Thread.currentThread().getName();
             for (int w = 1; w < workers; w++) {
-                helpers.add(threads.start(name + "-worker-" + w, this::work, TcpThreads.IGNORE));
+                try {
+                    helpers.add(threads.start(name + "-worker-" + w, this::work, TcpThreads.IGNORE));
+                } catch (RuntimeException | OutOfMemoryError e) {
+                    // Fewer workers only means less parallelism: the chunks are shared out dynamically.
+                    LOG.log(Level.WARNING, label() + ": cannot start worker " + w + ", continuing with " + w + ": " + e);
+                    break;
+                }
             }
             work();
             for (Thread helper : helpers) {

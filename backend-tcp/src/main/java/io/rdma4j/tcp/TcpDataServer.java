@@ -188,10 +188,19 @@ final class TcpDataServer implements AutoCloseable {
                     continue;
                 }
                 // From the first byte on, the exchange is bounded: a stalled peer cannot hold a pin.
-                try (TcpWatchdog.Guard guard = watchdog.arm(() -> closeQuietly(ch), frameTimeoutNanos)) {
+                try (TcpWatchdog.Guard guard = watchdog.arm(this::abandon, frameTimeoutNanos)) {
                     exchange();
                 }
             }
+        }
+
+        /** Watchdog action: the peer started a request and did not finish it in time. */
+        private void abandon() {
+            if (!closed) {
+                LOG.log(Level.INFO, "tcp data endpoint on port " + port + ": closing a connection whose request was not "
+                        + "completed within " + Duration.ofNanos(frameTimeoutNanos) + " (rdma.tcp.idleTimeout)");
+            }
+            closeQuietly(ch);
         }
 
         private void exchange() throws IOException {
@@ -265,10 +274,10 @@ final class TcpDataServer implements AutoCloseable {
                 drain(length);
                 refuse(TcpProtocol.code(refused.reason()), refused.getMessage());
                 return;
-            } catch (IllegalStateException memoryGone) {
-                // The owner closed the memory's arena meanwhile; the bytes not yet taken are still on the wire.
+            } catch (IllegalStateException | WrongThreadException memoryGone) {
+                // The bytes not yet taken are still on the wire.
                 drain(destination == null ? length : destination.remaining());
-                refuse(TcpProtocol.MEMORY_CLOSED, "buffer " + bufferId + ": its memory was closed by its owner during the write");
+                refuse(TcpProtocol.MEMORY_CLOSED, unusable(bufferId, memoryGone));
                 return;
             }
             ok.clear();
@@ -292,15 +301,23 @@ final class TcpDataServer implements AutoCloseable {
                 TcpProtocol.writeFully(ch, gather);
             } catch (BufferAccessException refused) {
                 refuse(TcpProtocol.code(refused.reason()), refused.getMessage());
-            } catch (IllegalStateException memoryGone) {
+            } catch (IllegalStateException | WrongThreadException memoryGone) {
                 if (dataPreamble.position() != 0) {
                     // Part of the reply is out: the stream cannot carry an error any more.
-                    throw new TcpProtocolException("buffer " + bufferId + ": memory closed by its owner during a read");
+                    throw new TcpProtocolException(unusable(bufferId, memoryGone) + " (in the middle of a reply)");
                 }
-                refuse(TcpProtocol.MEMORY_CLOSED, "buffer " + bufferId + ": its memory was closed by its owner during the read");
+                refuse(TcpProtocol.MEMORY_CLOSED, unusable(bufferId, memoryGone));
             } finally {
                 gather[1] = null;
             }
+        }
+
+        private static String unusable(long bufferId, RuntimeException e) {
+            if (e instanceof WrongThreadException) {
+                return "buffer " + bufferId + ": its memory is confined to one thread of the owner; register segments "
+                        + "of shared or global arenas";
+            }
+            return "buffer " + bufferId + ": its memory was closed by its owner (" + e.getMessage() + ")";
         }
 
         /** Looks up and range-checks; throws the refusal to send back. */

@@ -140,6 +140,20 @@ class TcpDataEndpointTest {
     }
 
     @Test
+    void requestStalledPastIdleTimeout_isClosedByTheServer() throws IOException {
+        try (TcpTesting.Instrumented strict = TcpTesting.instrumented("rdma.tcp.idleTimeout", "300ms")) {
+            RdmaBuffer b = await(strict.manager().allocate(4096));
+            try (RawDataClient stalled = new RawDataClient(TestTokens.dataEndpoint(b.remote()))) {
+                byte[] request = RawDataClient.request(RawDataClient.WRITE, b.id(), TestTokens.accessKey(b.remote()), 0,
+                        4096, new byte[4096]);
+                stalled.send(Arrays.copyOf(request, 48 + 100)); // then nothing more
+
+                assertTrue(stalled.closedByServer());
+            }
+        }
+    }
+
+    @Test
     void closedConnections_leaveNoServingThreadBehind() throws IOException {
         try (RawDataClient attacker = new RawDataClient(data)) {
             attacker.send(new byte[]{1, 2, 3, 4, 5, 6, 7, 8, 9});

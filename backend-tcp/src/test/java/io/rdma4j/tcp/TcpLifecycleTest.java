@@ -124,15 +124,19 @@ class TcpLifecycleTest {
     }
 
     @Test
-    void write_fromThreadConfinedSegment_failsSayingWhy() {
+    void submit_ofThreadConfinedLocalSegment_failsWithLocalAccessSayingWhy() {
+        // The manager already refuses such segments; the transport defends itself too.
         try (RdmaManager owner = TcpTesting.manager();
-             RdmaManager peer = TcpTesting.manager();
+             TcpTesting.Instrumented peer = TcpTesting.instrumented();
              Arena confined = Arena.ofConfined()) {
             RdmaBuffer buffer = await(owner.allocate(16));
+            BackendOp op = new BackendOp(BackendOp.OpType.WRITE_FROM_LOCAL, confined.allocate(16), buffer.remote().refFor("tcp"));
 
-            Throwable failure = failureOf(peer.write(buffer.remote(), confined.allocate(16), TRANSFER_TIMEOUT));
+            Throwable failure = failureOf(peer.backend().submit(List.of(op), Deadline.after(TRANSFER_TIMEOUT)));
 
-            assertTrue(failure.getMessage().contains("confined"), failure.getMessage());
+            TransportException e = assertInstanceOf(TransportException.class, failure);
+            assertEquals(TransportException.Kind.LOCAL_ACCESS, e.kind());
+            assertTrue(e.getMessage().contains("confined"), e.getMessage());
         }
     }
 }

@@ -103,6 +103,19 @@ class TcpRemoteAccessTest {
     }
 
     @Test
+    void read_ofCallerOwnedMemoryClosedWithoutRelease_isRefusedCleanly() {
+        Arena careless = Arena.ofShared();
+        MemorySegment registered = careless.allocate(SIZE, 8);
+        RdmaRemoteBuffer token = await(owner.register(registered));
+        careless.close(); // contract broken: closed before release
+
+        RemoteAccessException e = remoteAccess(failureOf(peer.manager().read(token, local, TRANSFER_TIMEOUT)));
+
+        assertTrue(e.getMessage().contains("closed"), e.getMessage());
+        await(peer.manager().read(buffer.remote(), local, TRANSFER_TIMEOUT)); // and the owner still serves
+    }
+
+    @Test
     void unknownBufferId_isRefusedSayingNotFound() throws IOException {
         Endpoint data = TestTokens.dataEndpoint(buffer.remote());
         try (RawDataClient raw = new RawDataClient(data)) {
