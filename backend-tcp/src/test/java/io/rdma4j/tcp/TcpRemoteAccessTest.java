@@ -92,6 +92,22 @@ class TcpRemoteAccessTest {
     }
 
     @Test
+    void action_whoseFirstOpIsRefused_doesNotAttemptTheLaterOps() {
+        RdmaBuffer released = await(owner.allocate(SIZE));
+        RdmaRemoteBuffer releasedToken = released.remote();
+        released.close();
+        Patterns.fill(local, 77);
+
+        RemoteAccessException e = remoteAccess(failureOf(peer.manager().newAction()
+                .writeFrom(releasedToken, local).writeFrom(buffer.remote(), local).submit(TRANSFER_TIMEOUT)));
+
+        assertTrue(e.getMessage().contains("(op 1 of 2)"), e.getMessage());
+        MemorySegment expected = arena.allocate(SIZE, 8);
+        Patterns.fill(expected, 5);
+        assertEquals(-1, Patterns.mismatch(expected, buffer.segment(), SIZE), "the second op ran after the first failed");
+    }
+
+    @Test
     void wrongAccessKey_thenValidRequest_isServedOnTheSamePooledConnection() {
         RdmaRemoteBuffer forged = TestTokens.withFlippedKeyByte(buffer.remote());
         failureOf(peer.manager().read(forged, local, TRANSFER_TIMEOUT));
