@@ -19,6 +19,10 @@ import java.nio.charset.StandardCharsets;
  * OK     (0x11): (empty body)                         reply to WRITE
  * DATA   (0x12): body length payload bytes            reply to READ, exactly the length asked
  * ERROR  (0x13): u8 code | u16 text length | UTF-8 text (at most 4096 bytes)
+ *
+ * ERROR codes: 1 unknown buffer, 2 released, 3 wrong access key, 4 range outside the buffer,
+ *              5 owner memory unusable (closed or thread-confined)  -> connection stays usable
+ *              6 malformed request                                   -> server closes it
  * </pre>
  *
  * Big-endian throughout. A request body is 40 bytes plus, for WRITE, the payload, so the body
@@ -62,8 +66,6 @@ final class TcpProtocol {
     static final int MEMORY_CLOSED = 5;
     /** The request was malformed; the server closes the connection after this reply. */
     static final int BAD_REQUEST = 6;
-    /** The server failed unexpectedly; the server closes the connection after this reply. */
-    static final int SERVER_ERROR = 7;
 
     static int code(BufferAccessException.Reason reason) {
         return switch (reason) {
