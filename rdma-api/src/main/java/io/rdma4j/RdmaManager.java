@@ -20,6 +20,7 @@ import io.rdma4j.spi.Endpoint;
 import io.rdma4j.spi.RegistrationLookup;
 import io.rdma4j.spi.Setting;
 import io.rdma4j.spi.Settings;
+import io.rdma4j.spi.Watchdog;
 
 import java.io.IOException;
 import java.lang.System.Logger.Level;
@@ -100,6 +101,7 @@ public final class RdmaManager implements AutoCloseable {
     private final Endpoint controlEndpoint;
     private final RegistrationRing ring;
     private final AtomicBoolean closed = new AtomicBoolean();
+    private final Watchdog watchdog;
     private volatile PeerReadiness.State state = PeerReadiness.State.STARTING;
     private volatile String startError = "";
 
@@ -147,6 +149,7 @@ public final class RdmaManager implements AutoCloseable {
         this.backends = List.copyOf(opened);
         this.backendNames = backends.stream().map(Opened::name).toList();
         this.ring = new RegistrationRing(settings.get(RdmaSettings.REGISTRATION_RING_SIZE), new Worker());
+        this.watchdog = new Watchdog("rdma4j-deadlines-" + controlEndpoint.port());
         state = PeerReadiness.State.READY;
         LOG.log(Level.INFO, () -> "rdma4j manager " + incarnation() + " ready on " + controlEndpoint
                 + " with transports " + backendNames);
@@ -527,15 +530,21 @@ public final class RdmaManager implements AutoCloseable {
             } catch (Throwable t) {
                 f = CompletableFuture.failedFuture(t);
             }
-            long guard = deadline.remainingNanos() + DEADLINE_GRACE_NANOS;
-            running.add(f.copy().orTimeout(guard, TimeUnit.NANOSECONDS).exceptionallyCompose(t -> {
-                Throwable cause = Errors.unwrap(t);
-                if (cause instanceof TimeoutException) {
-                    return CompletableFuture.failedFuture(new RdmaTimeoutException(b.name(), "submit timed out: "
-                            + b.name() + " did not finish " + count + " op(s) within " + timeout, cause));
+            // A transport must honour the deadline itself; this guard only makes sure a broken one
+            // cannot leave the caller waiting forever.
+            CompletableFuture<Void> guarded = new CompletableFuture<>();
+            Watchdog.Guard guard = watchdog.arm(deadline.remainingNanos() + DEADLINE_GRACE_NANOS,
+                    () -> guarded.completeExceptionally(new RdmaTimeoutException(b.name(), "submit timed out: "
+                            + b.name() + " did not finish " + count + " op(s) within " + timeout, null)));
+            f.whenComplete((ok, t) -> {
+                guard.disarm();
+                if (t == null) {
+                    guarded.complete(null);
+                } else {
+                    guarded.completeExceptionally(Errors.unwrap(t));
                 }
-                return CompletableFuture.failedFuture(cause);
-            }));
+            });
+            running.add(guarded);
             names.add(b.name());
         }
         return CompletableFuture.allOf(running.toArray(CompletableFuture[]::new)).handle((ok, ignored) -> {
@@ -661,6 +670,7 @@ public final class RdmaManager implements AutoCloseable {
         }
         controlClient.close();
         controlServer.close();
+        watchdog.close();
         LOG.log(Level.DEBUG, () -> "rdma4j manager " + incarnation() + " closed");
     }
 

@@ -2,6 +2,7 @@ package io.rdma4j.tcp;
 
 import com.github.benmanes.caffeine.cache.Scheduler;
 import com.github.benmanes.caffeine.cache.Ticker;
+import io.rdma4j.spi.Watchdog;
 import io.rdma4j.spi.Backend;
 import io.rdma4j.spi.BackendContext;
 import io.rdma4j.spi.BackendOp;
@@ -38,7 +39,7 @@ import java.util.concurrent.atomic.AtomicReference;
  * The TCP transport serving one manager: a data endpoint for peers' requests, and a pool of
  * connections for this side's transfers. See the package documentation for the threads.
  *
- * <p><b>Submits.</b> The ops of one {@link #submit} run one after another on a virtual thread; the
+ * <p><b>Submits.</b> The ops of one {@link #submit} run one after another on a pool thread; the
  * first failing op fails the submit and later ops are not attempted (as in the reference). Each op
  * is cut into chunks of {@code rdma.tcp.maxChunkMiB}; with {@code rdma.tcp.parallelism} N > 1 the
  * chunks are shared out among up to N connections working concurrently. Every blocking socket
@@ -54,7 +55,7 @@ final class TcpBackend implements Backend {
     private final long chunkBytes;
     private final int parallelism;
     private final TcpThreads threads = new TcpThreads();
-    private final TcpWatchdog watchdog;
+    private final Watchdog watchdog;
     private final TcpDataServer server;
     private final TcpConnectionPool pool;
     private final Set<CompletableFuture<Void>> inFlight = ConcurrentHashMap.newKeySet();
@@ -67,7 +68,7 @@ final class TcpBackend implements Backend {
         this.chunkBytes = (long) settings.get(TcpSettings.MAX_CHUNK_MIB) << 20;
         this.parallelism = settings.get(TcpSettings.PARALLELISM);
         Duration idleTimeout = settings.get(TcpSettings.IDLE_TIMEOUT);
-        this.watchdog = new TcpWatchdog("rdma4j-tcp-watchdog");
+        this.watchdog = new Watchdog("rdma4j-tcp-watchdog");
         try {
             this.server = new TcpDataServer(context.bindHost(), settings.get(TcpSettings.DATA_PORT),
                     context.registrations(), watchdog, threads, idleTimeout);
@@ -200,6 +201,7 @@ final class TcpBackend implements Backend {
         }
         watchdog.close();
         List<String> running = threads.awaitAll(CLOSE_WAIT);
+        threads.shutdown();
         if (!running.isEmpty()) {
             LOG.log(Level.WARNING, "tcp transport on " + dataEndpoint + " closed, but " + running.size()
                     + " of its threads are still running after " + CLOSE_WAIT + ": " + running);
@@ -222,7 +224,7 @@ final class TcpBackend implements Backend {
         return pool;
     }
 
-    /** The transport's virtual threads that are still running (acceptor, connections, transfers). */
+    /** The transport's tasks still running (acceptor, connections, transfers). */
     int liveThreadCount() {
         return threads.liveCount();
     }
@@ -298,7 +300,7 @@ final class TcpBackend implements Backend {
                 throw timeout(null);
             }
             int workers = (int) Math.min(parallelism, chunks);
-            List<Thread> helpers = new ArrayList<>(workers - 1);
+            List<TcpThreads.Task> helpers = new ArrayList<>(workers - 1);
             String name = Thread.currentThread().getName();
             for (int w = 1; w < workers; w++) {
                 try {
@@ -310,7 +312,7 @@ final class TcpBackend implements Backend {
                 }
             }
             work();
-            for (Thread helper : helpers) {
+            for (TcpThreads.Task helper : helpers) {
                 helper.join();
             }
             TransportException f = failure.get();
@@ -322,7 +324,7 @@ final class TcpBackend implements Backend {
         /** Takes chunks until none is left or a worker failed; runs on its own connection. */
         private void work() {
             TcpConnection connection = null;
-            TcpWatchdog.Guard guard = null;
+            Watchdog.Guard guard = null;
             boolean keep = false;
             try {
                 boolean exchanged = false;
@@ -381,8 +383,8 @@ final class TcpBackend implements Backend {
             }
         }
 
-        private TcpWatchdog.Guard arm(TcpConnection connection) {
-            return watchdog.arm(connection::expire, deadline.remainingNanos());
+        private Watchdog.Guard arm(TcpConnection connection) {
+            return watchdog.arm(deadline, connection::expire);
         }
 
         /** Moves one chunk straight between the socket and the local segment. */

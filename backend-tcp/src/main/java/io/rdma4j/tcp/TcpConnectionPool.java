@@ -80,9 +80,11 @@ final class TcpConnectionPool implements AutoCloseable {
 
     private TcpConnection takeIdle(Endpoint peer) {
         TcpConnection[] taken = new TcpConnection[1];
+        // An emptied deque stays in the cache: removing and re-adding the peer's entry on every
+        // transfer would make Caffeine re-plan its expiry timer (a thread wake-up) each time.
         idle.asMap().computeIfPresent(peer, (p, connections) -> {
             taken[0] = connections.poll();
-            return connections.isEmpty() ? null : connections;
+            return connections;
         });
         return taken[0];
     }
@@ -98,7 +100,7 @@ final class TcpConnectionPool implements AutoCloseable {
         idle.asMap().compute(c.peer(), (p, connections) -> {
             IdleConnections q = connections == null ? new IdleConnections() : connections;
             kept[0] = q.size() < maxIdlePerPeer && q.offer(c);
-            return q.isEmpty() ? null : q;
+            return q;
         });
         if (!kept[0]) {
             c.close();

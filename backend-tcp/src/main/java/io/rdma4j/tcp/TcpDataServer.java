@@ -1,5 +1,6 @@
 package io.rdma4j.tcp;
 
+import io.rdma4j.spi.Watchdog;
 import io.rdma4j.spi.BufferAccessException;
 import io.rdma4j.spi.LocalBuffer;
 import io.rdma4j.spi.RegistrationLookup;
@@ -23,7 +24,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * The data endpoint: serves WRITE and READ requests of peers against this manager's registered
  * buffers ({@link TcpProtocol}).
  *
- * <p>One virtual thread accepts; each connection gets its own virtual thread doing blocking I/O,
+ * <p>One pool thread accepts; each connection gets its own pool thread doing blocking I/O,
  * so one slow or hostile peer never delays another. Every request is checked: the buffer is
  * looked up by id and access key, the range must lie inside it, and its memory is pinned for
  * exactly one chunk while bytes move between the socket and the segment. Refusals go back to the
@@ -40,7 +41,7 @@ final class TcpDataServer implements AutoCloseable {
     private final ServerSocketChannel server;
     private final int port;
     private final RegistrationLookup registrations;
-    private final TcpWatchdog watchdog;
+    private final Watchdog watchdog;
     private final TcpThreads threads;
     private final long frameTimeoutNanos;
     private final Set<SocketChannel> connections = ConcurrentHashMap.newKeySet();
@@ -52,7 +53,7 @@ final class TcpDataServer implements AutoCloseable {
      *
      * @throws IOException when the address cannot be bound
      */
-    TcpDataServer(String bindHost, int port, RegistrationLookup registrations, TcpWatchdog watchdog,
+    TcpDataServer(String bindHost, int port, RegistrationLookup registrations, Watchdog watchdog,
                   TcpThreads threads, Duration frameTimeout) throws IOException {
         this.registrations = registrations;
         this.watchdog = watchdog;
@@ -162,7 +163,7 @@ final class TcpDataServer implements AutoCloseable {
         }
     }
 
-    /** One connection's request loop; runs on its own virtual thread. */
+    /** One connection's request loop; runs on its own pool thread. */
     private final class Session {
         private final SocketChannel ch;
         private final ByteBuffer header = ByteBuffer.allocateDirect(TcpProtocol.REQUEST_HEADER_BYTES);
@@ -188,7 +189,7 @@ final class TcpDataServer implements AutoCloseable {
                     continue;
                 }
                 // From the first byte on, the exchange is bounded: a stalled peer cannot hold a pin.
-                try (TcpWatchdog.Guard guard = watchdog.arm(this::abandon, frameTimeoutNanos)) {
+                try (Watchdog.Guard guard = watchdog.arm(frameTimeoutNanos, this::abandon)) {
                     exchange();
                 }
             }

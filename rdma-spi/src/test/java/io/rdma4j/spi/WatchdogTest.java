@@ -1,0 +1,99 @@
+package io.rdma4j.spi;
+
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+import java.time.Duration;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+class WatchdogTest {
+
+    private final Watchdog watchdog = new Watchdog("test-watchdog");
+
+    @AfterEach
+    void tearDown() {
+        watchdog.close();
+    }
+
+    @Test
+    void arm_deadlinePassed_runsTheActionOnce() throws InterruptedException {
+        CountDownLatch ran = new CountDownLatch(1);
+
+        Watchdog.Guard g = watchdog.arm(Deadline.after(Duration.ZERO), ran::countDown);
+
+        assertTrue(ran.await(10, TimeUnit.SECONDS));
+        assertTrue(g.fired());
+        assertFalse(g.disarm());
+        assertEquals(0, watchdog.armedCount());
+    }
+
+    @Test
+    void disarm_beforeTheDeadline_actionNeverRuns_evenWhenTheWatchdogCloses() {
+        AtomicInteger runs = new AtomicInteger();
+        Watchdog.Guard g = watchdog.arm(Deadline.after(Duration.ofHours(1)), runs::incrementAndGet);
+
+        assertTrue(g.disarm());
+        assertTrue(g.disarm());
+        watchdog.close();
+
+        assertEquals(0, runs.get());
+        assertEquals(0, watchdog.armedCount());
+    }
+
+    @Test
+    void close_firesEveryArmedGuardNow() {
+        AtomicInteger runs = new AtomicInteger();
+        watchdog.arm(Deadline.after(Duration.ofHours(1)), runs::incrementAndGet);
+        watchdog.arm(Deadline.after(Duration.ofHours(2)), runs::incrementAndGet);
+
+        watchdog.close();
+
+        assertEquals(2, runs.get());
+    }
+
+    @Test
+    void arm_afterClose_runsTheActionAtOnce() {
+        AtomicInteger runs = new AtomicInteger();
+        watchdog.close();
+
+        Watchdog.Guard g = watchdog.arm(Deadline.after(Duration.ofHours(1)), runs::incrementAndGet);
+
+        assertEquals(1, runs.get());
+        assertTrue(g.fired());
+    }
+
+    @Test
+    void arm_afterTheSweeperWentIdle_wakesItAndFires() throws InterruptedException {
+        try (Watchdog eager = new Watchdog("test-watchdog-no-linger", 0)) {
+            eager.arm(Deadline.after(Duration.ofHours(1)), () -> { }).disarm();
+            long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            while (!eager.isIdle() && System.nanoTime() < end) {
+                Thread.onSpinWait();
+            }
+            assertTrue(eager.isIdle(), "the sweeper parks once nothing is armed");
+            CountDownLatch ran = new CountDownLatch(1);
+
+            eager.arm(Deadline.after(Duration.ofMillis(1)), ran::countDown);
+
+            assertTrue(ran.await(10, TimeUnit.SECONDS));
+        }
+    }
+
+    @Test
+    void action_thatThrows_doesNotStopTheWatchdog() throws InterruptedException {
+        watchdog.arm(0, () -> {
+            throw new IllegalStateException("boom");
+        });
+        CountDownLatch ran = new CountDownLatch(1);
+
+        watchdog.arm(0, ran::countDown);
+
+        assertTrue(ran.await(10, TimeUnit.SECONDS));
+    }
+}
