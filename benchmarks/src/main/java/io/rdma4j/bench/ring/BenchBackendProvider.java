@@ -31,6 +31,22 @@ public final class BenchBackendProvider implements BackendProvider {
     /** The transport's name. */
     public static final String NAME = "bench";
 
+    private final long registrationCostNanos;
+
+    /** A transport whose registration costs nothing but a map insert. */
+    public BenchBackendProvider() {
+        this(0);
+    }
+
+    /**
+     * A transport whose every registration also burns {@code registrationCostNanos} of CPU, the way
+     * {@code ibv_reg_mr} pins and maps pages (tens of microseconds for small buffers, milliseconds
+     * for large ones).
+     */
+    public BenchBackendProvider(long registrationCostNanos) {
+        this.registrationCostNanos = registrationCostNanos;
+    }
+
     @Override
     public String name() {
         return NAME;
@@ -48,16 +64,21 @@ public final class BenchBackendProvider implements BackendProvider {
 
     @Override
     public Backend open(BackendContext context) {
-        return new BenchBackend();
+        return new BenchBackend(registrationCostNanos);
     }
 
     /** Opens a backend without a manager (for the synchronized baseline). */
     public Backend openStandalone() {
-        return new BenchBackend();
+        return new BenchBackend(registrationCostNanos);
     }
 
     private static final class BenchBackend implements Backend {
+        private final long costNanos;
         private final Map<Long, MemorySegment> registered = new HashMap<>();
+
+        BenchBackend(long costNanos) {
+            this.costNanos = costNanos;
+        }
 
         @Override
         public String name() {
@@ -71,6 +92,12 @@ public final class BenchBackendProvider implements BackendProvider {
 
         @Override
         public byte[] register(long bufferId, MemorySegment segment) {
+            if (costNanos > 0) {
+                long end = System.nanoTime() + costNanos;
+                while (System.nanoTime() < end) {
+                    Thread.onSpinWait();
+                }
+            }
             registered.put(bufferId, segment);
             return ByteBuffer.allocate(Long.BYTES).putLong(bufferId).array();
         }

@@ -1,9 +1,10 @@
 package io.rdma4j.internal.ring;
 
-import com.lmax.disruptor.BlockingWaitStrategy;
+import com.lmax.disruptor.PhasedBackoffWaitStrategy;
 import com.lmax.disruptor.EventHandler;
 import com.lmax.disruptor.ExceptionHandler;
 import com.lmax.disruptor.RingBuffer;
+import com.lmax.disruptor.WaitStrategy;
 import com.lmax.disruptor.dsl.Disruptor;
 import com.lmax.disruptor.dsl.ProducerType;
 
@@ -11,6 +12,7 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
 
@@ -75,11 +77,27 @@ public final class RegistrationRing implements AutoCloseable {
             t.setDaemon(true);
             consumer = t;
             return t;
-        }, ProducerType.MULTI, new BlockingWaitStrategy());
+        }, ProducerType.MULTI, waitStrategy());
         EventHandler<Event> handler = this::onEvent;
         disruptor.handleEventsWith(handler);
         disruptor.setDefaultExceptionHandler(new LoggingExceptionHandler());
         this.ring = disruptor.start();
+    }
+
+    /**
+     * After an event the consumer spins for {@value #SPIN_MICROS} us, then yields until
+     * {@value #YIELD_MICROS} us, then blocks on a lock: a burst of registrations is picked up
+     * without a wake-up each, and an idle manager burns no CPU. Measured with
+     * {@code RegistrationRingBenchmark.registerAndJoin} (register, wait, release, one at a time) on
+     * 2 cores: ~38k ops/s with a plain BlockingWaitStrategy, ~69k with this one. Disruptor's
+     * lite-lock variant measured faster still (~240k) but its author calls it experimental; a lost
+     * wake-up here would stall registrations, so it is not used.
+     */
+    private static final long SPIN_MICROS = 20;
+    private static final long YIELD_MICROS = 100;
+
+    private static WaitStrategy waitStrategy() {
+        return PhasedBackoffWaitStrategy.withLock(SPIN_MICROS, YIELD_MICROS, TimeUnit.MICROSECONDS);
     }
 
     /** The consumer thread (diagnostics, tests). */
