@@ -151,7 +151,7 @@ public final class RdmaManager implements AutoCloseable {
         this.ring = new RegistrationRing(settings.get(RdmaSettings.REGISTRATION_RING_SIZE), new Worker());
         this.watchdog = new Watchdog("rdma4j-deadlines-" + controlEndpoint.port());
         state = PeerReadiness.State.READY;
-        LOG.log(Level.INFO, () -> "rdma4j manager " + incarnation() + " ready on " + controlEndpoint
+        LOG.log(Level.DEBUG, () -> "rdma4j manager " + incarnation() + " ready on " + controlEndpoint
                 + " with transports " + backendNames);
     }
 
