@@ -17,6 +17,7 @@ import java.net.SocketTimeoutException;
 import java.nio.ByteBuffer;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.locks.LockSupport;
 
 /**
  * The manager's control endpoint: blocking sockets, one virtual thread per connection, frames
@@ -32,6 +33,7 @@ public final class ControlServer implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger(ControlServer.class.getName());
     /** A connection silent for this long between requests is closed. */
     private static final int IDLE_TIMEOUT_MS = 10 * 60_000;
+    private static final long ACCEPT_BACKOFF_NANOS = 50_000_000L;
 
     private final ServerSocket server;
     private final ControlService service;
@@ -74,10 +76,13 @@ public final class ControlServer implements AutoCloseable {
             try {
                 s = server.accept();
             } catch (IOException e) {
-                if (!closed) {
-                    LOG.log(Level.WARNING, "control endpoint accept failed; stopping it", e);
+                if (closed || server.isClosed()) {
+                    return;
                 }
-                return;
+                // Out of file descriptors and the like: keep the endpoint, back off briefly.
+                LOG.log(Level.WARNING, "control endpoint " + localAddress() + ": accept failed: " + e);
+                LockSupport.parkNanos(ACCEPT_BACKOFF_NANOS);
+                continue;
             }
             connections.add(s);
             if (closed) {
