@@ -34,6 +34,9 @@ import java.util.concurrent.atomic.AtomicLong;
  */
 final class TcpDataServer implements AutoCloseable {
 
+    /** Most connections served at once; more are closed on accept. */
+    static final int MAX_CONNECTIONS = 1024;
+
     private static final System.Logger LOG = System.getLogger(TcpDataServer.class.getName());
     /** Scratch for consuming the payload of a refused WRITE: error path only. */
     private static final int DRAIN_BUFFER_BYTES = 64 * 1024;
@@ -103,6 +106,13 @@ final class TcpDataServer implements AutoCloseable {
                 // Out of descriptors and the like: log, back off briefly, keep serving.
                 LOG.log(Level.WARNING, "tcp data endpoint on port " + port + ": accept failed: " + e);
                 Thread.sleep(50);
+                continue;
+            }
+            if (connections.size() >= MAX_CONNECTIONS) {
+                // Each served connection holds a platform thread: refuse rather than exhaust them.
+                LOG.log(Level.WARNING, "tcp data endpoint on port " + port + ": " + MAX_CONNECTIONS
+                        + " connections already open; refusing one more");
+                closeQuietly(ch);
                 continue;
             }
             connections.add(ch);
