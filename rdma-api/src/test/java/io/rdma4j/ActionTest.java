@@ -1,15 +1,15 @@
 package io.rdma4j;
 
 import io.rdma4j.spi.TransportException;
+import io.rdma4j.testing.Managers;
 import io.rdma4j.testing.StubProvider;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
@@ -23,19 +23,12 @@ class ActionTest {
 
     private static final Duration TIMEOUT = Duration.ofSeconds(10);
 
-    private final Arena arena = Arena.ofShared();
-    private final List<RdmaManager> managers = new ArrayList<>();
+    @RegisterExtension
+    final Managers managers = new Managers();
+    private final Arena arena = managers.arena();
 
     private RdmaManager manager(StubProvider... providers) {
-        RdmaManager m = RdmaManager.newBuilder().isolated().providers(List.of(providers)).build();
-        managers.add(m);
-        return m;
-    }
-
-    @AfterEach
-    void tearDown() {
-        managers.forEach(RdmaManager::close);
-        arena.close();
+        return managers.start(providers);
     }
 
     private MemorySegment filled(long size, int value) {

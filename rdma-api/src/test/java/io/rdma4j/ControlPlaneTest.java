@@ -4,9 +4,11 @@ import io.rdma4j.spi.Availability;
 import io.rdma4j.spi.Deadline;
 import io.rdma4j.spi.Endpoint;
 import io.rdma4j.spi.TransportException;
+import io.rdma4j.testing.Managers;
 import io.rdma4j.testing.StubProvider;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import java.io.DataOutputStream;
 import java.io.IOException;
@@ -15,7 +17,6 @@ import java.net.ServerSocket;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -32,17 +33,15 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class ControlPlaneTest {
 
     private static final Duration PROBE = Duration.ofSeconds(5);
-    private final List<RdmaManager> managers = new ArrayList<>();
+    @RegisterExtension
+    final Managers managers = new Managers();
 
     private RdmaManager manager(StubProvider... providers) {
-        RdmaManager m = RdmaManager.newBuilder().isolated().providers(List.of(providers)).build();
-        managers.add(m);
-        return m;
+        return managers.start(providers);
     }
 
     @AfterEach
     void tearDown() {
-        managers.forEach(RdmaManager::close);
         RdmaManager.closeLingeringEndpoints();
     }
 
@@ -107,7 +106,7 @@ class ControlPlaneTest {
 
         PeerReadiness whileOpening = probe(a, peer, Duration.ofMillis(300));
         slowToOpen.openGate.countDown();
-        managers.add(starting.get(30, TimeUnit.SECONDS));
+        managers.track(starting.get(30, TimeUnit.SECONDS));
         PeerReadiness afterwards = probe(a, peer, PROBE);
 
         assertEquals(PeerReadiness.State.STARTING, whileOpening.state());
@@ -121,7 +120,7 @@ class ControlPlaneTest {
         Endpoint peer = new Endpoint("127.0.0.1", port);
         CompletableFuture<Map<Endpoint, PeerReadiness>> probing = a.probeReadiness(List.of(peer), Duration.ofSeconds(30));
 
-        managers.add(RdmaManager.newBuilder().isolated().providers(List.of(new StubProvider("late", 1)))
+        managers.track(RdmaManager.newBuilder().isolated().providers(List.of(new StubProvider("late", 1)))
                 .set(RdmaSettings.CONTROL_PORT, port).build());
 
         assertEquals(PeerReadiness.State.READY, probing.get(30, TimeUnit.SECONDS).get(peer).state());

@@ -2,9 +2,10 @@ package io.rdma4j;
 
 import io.rdma4j.spi.BufferAccessException;
 import io.rdma4j.spi.LocalBuffer;
+import io.rdma4j.testing.Managers;
 import io.rdma4j.testing.StubProvider;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -34,19 +35,12 @@ class RegistrationTest {
 
     private final StubProvider fast = new StubProvider("fast", 200);
     private final StubProvider slow = new StubProvider("slow", 100);
-    private final Arena arena = Arena.ofShared();
-    private final List<RdmaManager> managers = new ArrayList<>();
+    @RegisterExtension
+    final Managers managers = new Managers();
+    private final Arena arena = managers.arena();
 
     private RdmaManager manager(StubProvider... providers) {
-        RdmaManager m = RdmaManager.newBuilder().isolated().providers(List.of(providers)).build();
-        managers.add(m);
-        return m;
-    }
-
-    @AfterEach
-    void tearDown() {
-        managers.forEach(RdmaManager::close);
-        arena.close();
+        return managers.start(providers);
     }
 
     @Test
@@ -203,7 +197,7 @@ class RegistrationTest {
         fast.registerGate = new CountDownLatch(1);
         RdmaManager m = RdmaManager.newBuilder().isolated().providers(List.of(fast))
                 .set(RdmaSettings.REGISTRATION_RING_SIZE, 2).build();
-        managers.add(m);
+        managers.track(m);
         CompletableFuture<RdmaRemoteBuffer> first = m.register(arena.allocate(8));
         fast.registerEntered.await(10, TimeUnit.SECONDS);     // the consumer holds slot 1
         CompletableFuture<RdmaRemoteBuffer> second = m.register(arena.allocate(8)); // slot 2

@@ -1,13 +1,13 @@
 package io.rdma4j;
 
 import io.rdma4j.spi.BufferAccessException;
+import io.rdma4j.testing.Managers;
 import io.rdma4j.testing.StubProvider;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import java.lang.foreign.Arena;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletionException;
 
@@ -21,19 +21,12 @@ class ReleaseTest {
 
     private final StubProvider fast = new StubProvider("fast", 200);
     private final StubProvider slow = new StubProvider("slow", 100);
-    private final Arena arena = Arena.ofShared();
-    private final List<RdmaManager> managers = new ArrayList<>();
+    @RegisterExtension
+    final Managers managers = new Managers();
+    private final Arena arena = managers.arena();
 
     private RdmaManager manager(StubProvider... providers) {
-        RdmaManager m = RdmaManager.newBuilder().isolated().providers(List.of(providers)).build();
-        managers.add(m);
-        return m;
-    }
-
-    @AfterEach
-    void tearDown() {
-        managers.forEach(RdmaManager::close);
-        arena.close();
+        return managers.start(providers);
     }
 
     @Test

@@ -1,0 +1,42 @@
+package io.rdma4j.testing;
+
+import io.rdma4j.RdmaManager;
+import io.rdma4j.spi.BackendProvider;
+import org.junit.jupiter.api.extension.AfterEachCallback;
+import org.junit.jupiter.api.extension.ExtensionContext;
+
+import java.lang.foreign.Arena;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+
+/**
+ * Managers and memory for one test, closed after it: register as
+ * {@code @RegisterExtension final Managers managers = new Managers();}.
+ */
+public final class Managers implements AfterEachCallback {
+
+    private final List<RdmaManager> started = new CopyOnWriteArrayList<>();
+    private final Arena arena = Arena.ofShared();
+
+    /** Starts an isolated manager (no system properties or environment) over exactly these providers. */
+    public RdmaManager start(BackendProvider... providers) {
+        return track(RdmaManager.newBuilder().isolated().providers(List.of(providers)).build());
+    }
+
+    /** Closes {@code manager} after the test. */
+    public RdmaManager track(RdmaManager manager) {
+        started.add(manager);
+        return manager;
+    }
+
+    /** A shared arena closed after the test (after the managers). */
+    public Arena arena() {
+        return arena;
+    }
+
+    @Override
+    public void afterEach(ExtensionContext context) {
+        started.forEach(RdmaManager::close);
+        arena.close();
+    }
+}
