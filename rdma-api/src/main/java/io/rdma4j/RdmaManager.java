@@ -47,6 +47,7 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.locks.LockSupport;
 import java.util.function.Function;
 import java.util.regex.Pattern;
 
@@ -454,14 +455,27 @@ public final class RdmaManager implements AutoCloseable {
                 });
     }
 
+    /**
+     * Releases and waits, for {@link RdmaBuffer#close()}: a full ring does not lose the release,
+     * it is retried (every millisecond) until the timeout.
+     */
     void awaitRelease(long bufferId, Duration timeout) {
+        long end = System.nanoTime() + timeout.toNanos();
         try {
-            release(bufferId).get(timeout.toNanos(), TimeUnit.NANOSECONDS);
+            while (true) {
+                try {
+                    release(bufferId).get(Math.max(0, end - System.nanoTime()), TimeUnit.NANOSECONDS);
+                    return;
+                } catch (ExecutionException e) {
+                    if (!(e.getCause() instanceof RejectedExecutionException) || System.nanoTime() - end >= 0) {
+                        throw Errors.toPublic(null, e.getCause());
+                    }
+                    LockSupport.parkNanos(1_000_000L); // the ring is full: let it drain
+                }
+            }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new RdmaException("interrupted while releasing buffer " + bufferId, e);
-        } catch (ExecutionException e) {
-            throw Errors.toPublic(null, e.getCause());
         } catch (TimeoutException e) {
             throw new RdmaTimeoutException(null, "releasing buffer " + bufferId + " took longer than " + timeout, e);
         }

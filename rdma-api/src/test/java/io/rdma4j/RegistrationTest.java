@@ -213,6 +213,27 @@ class RegistrationTest {
     }
 
     @Test
+    void allocatedBufferClose_whileTheRingIsFull_waitsForRoomInsteadOfLosingTheRelease() throws Exception {
+        RdmaManager m = managers.track(RdmaManager.newBuilder().isolated().providers(List.of(fast))
+                .set(RdmaSettings.REGISTRATION_RING_SIZE, 2).build());
+        RdmaBuffer buffer = m.allocate(64).join();
+        fast.registerEntered = new CountDownLatch(1);
+        fast.registerGate = new CountDownLatch(1);
+        CompletableFuture<RdmaRemoteBuffer> blocked = m.register(arena.allocate(8));
+        fast.registerEntered.await(10, TimeUnit.SECONDS);
+        CompletableFuture<RdmaRemoteBuffer> queued = m.register(arena.allocate(8)); // the ring is now full
+
+        CompletableFuture<Void> closing = CompletableFuture.runAsync(buffer::close); // its release finds no room
+        fast.registerGate.countDown();
+        closing.get(10, TimeUnit.SECONDS);
+
+        assertTrue(fast.idsOf("release").contains(buffer.id()));
+        assertFalse(buffer.segment().scope().isAlive());
+        blocked.join();
+        queued.join();
+    }
+
+    @Test
     void register_afterClose_failsWithManagerClosed() {
         RdmaManager m = manager(fast);
         m.close();

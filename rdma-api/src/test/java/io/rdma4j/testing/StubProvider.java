@@ -45,7 +45,7 @@ public final class StubProvider implements BackendProvider {
     public volatile RuntimeException submitFailure = new TransportException(TransportException.Kind.INTERNAL, "stub submit failed");
     /** When set, register waits for it (after counting down {@link #registerEntered}). */
     public volatile CountDownLatch registerGate;
-    public final CountDownLatch registerEntered = new CountDownLatch(1);
+    public volatile CountDownLatch registerEntered = new CountDownLatch(1);
     public final CountDownLatch openEntered = new CountDownLatch(1);
     /** When set, open waits for it (after counting down {@link #openEntered}). */
     public volatile CountDownLatch openGate;
