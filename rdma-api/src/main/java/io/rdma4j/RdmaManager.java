@@ -518,19 +518,11 @@ public final class RdmaManager implements AutoCloseable {
         if (closed.get()) {
             return CompletableFuture.failedFuture(closedError());
         }
-        Map<Opened, List<BackendOp>> groups = new LinkedHashMap<>();
-        for (RdmaAction.Op op : ops) {
-            Opened chosen = route(op.remote());
-            if (chosen == null) {
-                return CompletableFuture.failedFuture(new NoCompatibleBackendException("no compatible RDMA backend for buffer: "
-                        + op.remote() + " (this manager runs " + backendNames + ")"));
-            }
-            if (!op.local().scope().isAlive()) {
-                return CompletableFuture.failedFuture(new IllegalStateException(
-                        "the arena of a local segment was closed before submit"));
-            }
-            groups.computeIfAbsent(chosen, k -> new ArrayList<>())
-                    .add(new BackendOp(op.type(), op.local(), op.remote().refFor(chosen.name())));
+        Map<Opened, List<BackendOp>> groups;
+        try {
+            groups = groups(ops);
+        } catch (RuntimeException e) {
+            return CompletableFuture.failedFuture(e);
         }
         List<CompletableFuture<Void>> running = new ArrayList<>();
         List<String> names = new ArrayList<>();
@@ -575,6 +567,55 @@ public final class RdmaManager implements AutoCloseable {
             }
             return null;
         });
+    }
+
+    /**
+     * The blocking form of {@link #submit}: ops that all go to one transport run on the calling
+     * thread ({@link Backend#submitAndWait}); ops spread over several transports still run in
+     * parallel, and the caller waits for all.
+     */
+    void submitAndWait(List<RdmaAction.Op> ops, Duration timeout) {
+        Deadline deadline = Deadline.after(timeout);
+        if (ops.isEmpty()) {
+            return;
+        }
+        if (closed.get()) {
+            throw closedError();
+        }
+        Map<Opened, List<BackendOp>> groups = groups(ops);
+        if (groups.size() > 1) {
+            try {
+                submit(ops, timeout).join();
+                return;
+            } catch (java.util.concurrent.CompletionException e) {
+                throw (RuntimeException) Errors.unwrap(e);
+            }
+        }
+        var group = groups.entrySet().iterator().next();
+        Opened b = group.getKey();
+        try {
+            b.backend().submitAndWait(List.copyOf(group.getValue()), deadline);
+        } catch (Throwable t) {
+            throw new RdmaSubmitException(Map.of(b.name(), Errors.toPublic(b.name(), t)));
+        }
+    }
+
+    /** Routes every op to its transport, in order; throws before anything is sent when one cannot go. */
+    private Map<Opened, List<BackendOp>> groups(List<RdmaAction.Op> ops) {
+        Map<Opened, List<BackendOp>> groups = new LinkedHashMap<>();
+        for (RdmaAction.Op op : ops) {
+            Opened chosen = route(op.remote());
+            if (chosen == null) {
+                throw new NoCompatibleBackendException("no compatible RDMA backend for buffer: "
+                        + op.remote() + " (this manager runs " + backendNames + ")");
+            }
+            if (!op.local().scope().isAlive()) {
+                throw new IllegalStateException("the arena of a local segment was closed before submit");
+            }
+            groups.computeIfAbsent(chosen, k -> new ArrayList<>())
+                    .add(new BackendOp(op.type(), op.local(), op.remote().refFor(chosen.name())));
+        }
+        return groups;
     }
 
     private Opened route(RdmaRemoteBuffer remote) {

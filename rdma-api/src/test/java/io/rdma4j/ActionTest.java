@@ -303,4 +303,83 @@ class ActionTest {
         assertEquals(3, at(a, 7));
         assertEquals(3, at(b, 7));
     }
+
+    @Test
+    void submitAndWait_movesTheSameBytesAsSubmit_beforeReturning() {
+        RdmaManager owner = manager(new StubProvider("stub", 1));
+        RdmaManager caller = manager(new StubProvider("stub", 1));
+        MemorySegment target = filled(64, 0);
+        RdmaRemoteBuffer remote = owner.register(target).join();
+        MemorySegment copy = arena.allocate(64);
+
+        caller.newAction().writeFrom(remote, filled(32, 5)).submitAndWait(TIMEOUT);
+        caller.newAction().readInto(remote, copy).submitAndWait(TIMEOUT);
+
+        assertEquals(5, at(target, 31));
+        assertEquals(0, at(target, 32));
+        assertEquals(5, at(copy, 0));
+    }
+
+    @Test
+    void submitAndWait_transportFails_throwsRdmaSubmitExceptionNamingIt() {
+        StubProvider s = new StubProvider("stub", 1);
+        s.submitMode = StubProvider.SubmitMode.FAIL;
+        s.submitFailure = new TransportException(TransportException.Kind.REMOTE_ACCESS, "buffer 0 was released");
+        RdmaManager caller = manager(s);
+        RdmaRemoteBuffer remote = caller.register(arena.allocate(8)).join();
+        RdmaAction action = caller.newAction().readInto(remote, arena.allocate(8));
+
+        RdmaSubmitException e = assertThrows(RdmaSubmitException.class, () -> action.submitAndWait(TIMEOUT));
+
+        assertEquals("RDMA submit failed on 1 backend(s):\n(stub) buffer 0 was released", e.getMessage());
+        assertInstanceOf(RemoteAccessException.class, e.getCause());
+        s.submitMode = StubProvider.SubmitMode.COPY;
+        action.submitAndWait(TIMEOUT); // a failure leaves the action usable
+    }
+
+    @Test
+    void submitAndWait_noCompatibleTransport_throwsBeforeSendingAnything() {
+        RdmaManager owner = manager(new StubProvider("verbs", 200));
+        StubProvider tcp = new StubProvider("tcp", 100);
+        RdmaManager caller = manager(tcp);
+        RdmaRemoteBuffer remote = owner.register(arena.allocate(8)).join();
+
+        assertThrows(NoCompatibleBackendException.class,
+                () -> caller.newAction().readInto(remote, arena.allocate(8)).submitAndWait(TIMEOUT));
+
+        assertTrue(tcp.events.stream().noneMatch(e -> e.startsWith("submit")));
+    }
+
+    @Test
+    void submitAndWait_transportThatNeverAnswers_throwsATimeoutAfterTheDeadline() {
+        StubProvider s = new StubProvider("stub", 1);
+        s.submitMode = StubProvider.SubmitMode.NEVER_COMPLETE;
+        RdmaManager caller = manager(s);
+        RdmaRemoteBuffer remote = caller.register(arena.allocate(8)).join();
+
+        RdmaSubmitException e = assertThrows(RdmaSubmitException.class,
+                () -> caller.newAction().readInto(remote, arena.allocate(8)).submitAndWait(Duration.ofMillis(50)));
+
+        assertInstanceOf(RdmaTimeoutException.class, e.getCause());
+    }
+
+    @Test
+    void submitAndWait_opsOnTwoTransports_waitsForBoth() {
+        RdmaManager viaAlpha = manager(new StubProvider("alpha", 1));
+        RdmaManager viaBeta = manager(new StubProvider("beta", 1));
+        StubProvider alpha = new StubProvider("alpha", 200);
+        StubProvider beta = new StubProvider("beta", 100);
+        RdmaManager caller = manager(alpha, beta);
+        MemorySegment a = filled(8, 0);
+        MemorySegment b = filled(8, 0);
+        RdmaRemoteBuffer ra = viaAlpha.register(a).join();
+        RdmaRemoteBuffer rb = viaBeta.register(b).join();
+
+        caller.newAction().writeFrom(ra, filled(8, 1)).writeFrom(rb, filled(8, 2)).submitAndWait(TIMEOUT);
+
+        assertEquals(1, at(a, 7));
+        assertEquals(2, at(b, 7));
+        assertTrue(alpha.events.contains("submit 1"));
+        assertTrue(beta.events.contains("submit 1"));
+    }
 }

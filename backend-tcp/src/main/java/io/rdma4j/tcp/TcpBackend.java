@@ -156,6 +156,42 @@ final class TcpBackend implements Backend {
         return result;
     }
 
+    /**
+     * Runs the ops on the calling thread: the same work as {@link #submit}, without handing it to a
+     * pool thread and back. {@link #close()} fails it as it fails a submit.
+     */
+    @Override
+    public void submitAndWait(List<BackendOp> ops, Deadline deadline) {
+        Objects.requireNonNull(deadline, "deadline");
+        List<BackendOp> batch = List.copyOf(ops);
+        if (closing) {
+            throw closedError();
+        }
+        if (batch.isEmpty()) {
+            return;
+        }
+        Duration budget = deadline.remaining();
+        CompletableFuture<Void> result = new CompletableFuture<>();
+        inFlight.add(result);
+        try {
+            if (closing) {
+                throw closedError();
+            }
+            runBatch(batch, deadline, budget);
+            result.complete(null);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            result.completeExceptionally(new TransportException(Kind.INTERNAL, "interrupted during a tcp transfer", e));
+        } catch (Throwable t) {
+            result.completeExceptionally(asTransportFailure(t));
+        } finally {
+            inFlight.remove(result);
+        }
+        if (result.isCompletedExceptionally()) {
+            throw (TransportException) result.exceptionNow(); // close() may have completed it first
+        }
+    }
+
     private TransportException asTransportFailure(Throwable failure) {
         if (failure instanceof TransportException te) {
             return te;

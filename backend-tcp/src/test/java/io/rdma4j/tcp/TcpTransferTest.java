@@ -51,6 +51,41 @@ class TcpTransferTest {
     }
 
     @Nested
+    class OnTheCallingThread {
+
+        @ParameterizedTest(name = "{0} bytes, parallelism {1}")
+        @org.junit.jupiter.params.provider.CsvSource({"8, 1", "3145733, 1", "3145733, 3"})
+        void submitAndWait_writeThenRead_movesExactBytes(long size, int parallelism) {
+            RdmaManager owner = closing(TcpTesting.manager());
+            RdmaManager peer = closing(TcpTesting.manager("rdma.tcp.parallelism", Integer.toString(parallelism)));
+            RdmaBuffer buffer = allocate(owner, size);
+            MemorySegment source = pattern(size, size + parallelism);
+            MemorySegment back = arena.allocate(size, 8);
+
+            peer.newAction().writeFrom(buffer.remote(), source).submitAndWait(TRANSFER_TIMEOUT);
+            peer.newAction().readInto(buffer.remote(), back).submitAndWait(TRANSFER_TIMEOUT);
+
+            assertEquals(-1, Patterns.mismatch(source, buffer.segment(), size), "owner's memory differs");
+            assertEquals(-1, Patterns.mismatch(source, back, size), "read-back differs");
+        }
+
+        @Test
+        void submitAndWait_releasedBuffer_throwsWithTheOwnersRefusal() {
+            RdmaManager owner = closing(TcpTesting.manager());
+            RdmaManager peer = closing(TcpTesting.manager());
+            RdmaBuffer buffer = owner.allocate(4096).join();
+            buffer.close();
+
+            io.rdma4j.RdmaSubmitException e = org.junit.jupiter.api.Assertions.assertThrows(
+                    io.rdma4j.RdmaSubmitException.class,
+                    () -> peer.newAction().readInto(buffer.remote(), arena.allocate(4096)).submitAndWait(TRANSFER_TIMEOUT));
+
+            org.junit.jupiter.api.Assertions.assertInstanceOf(io.rdma4j.RemoteAccessException.class, e.getCause());
+            org.junit.jupiter.api.Assertions.assertTrue(e.getMessage().contains("was released"), e.getMessage());
+        }
+    }
+
+    @Nested
     class BetweenTwoManagers {
 
         @ParameterizedTest(name = "{0} bytes")

@@ -55,6 +55,37 @@ public interface Backend extends AutoCloseable {
      */
     CompletableFuture<Void> submit(List<BackendOp> ops, Deadline deadline);
 
+    /**
+     * Runs {@code ops} like {@link #submit}, but on the calling thread, returning when they are
+     * done: for callers that may block (a virtual thread, a dedicated worker), it saves the two
+     * thread hand-offs of the asynchronous path, which dominate small transfers. Same size
+     * guarantees, same deadline rule.
+     *
+     * <p>The default waits for {@link #submit}; transports that do blocking I/O anyway override it
+     * to do the work inline.
+     *
+     * @throws TransportException describing the failure; {@link TransportException.Kind#TIMEOUT}
+     *                            when the deadline passed (the default gives a transport two seconds of
+     *                            grace to report its own timeout first)
+     */
+    default void submitAndWait(List<BackendOp> ops, Deadline deadline) {
+        CompletableFuture<Void> f = submit(ops, deadline);
+        try {
+            f.get(deadline.remainingNanos() + java.util.concurrent.TimeUnit.SECONDS.toNanos(2),
+                    java.util.concurrent.TimeUnit.NANOSECONDS);
+        } catch (java.util.concurrent.ExecutionException e) {
+            throw e.getCause() instanceof TransportException te ? te
+                    : new TransportException(TransportException.Kind.INTERNAL, name() + " submit failed: " + e.getCause(),
+                    e.getCause());
+        } catch (java.util.concurrent.TimeoutException e) {
+            throw new TransportException(TransportException.Kind.TIMEOUT, name() + " did not finish " + ops.size()
+                    + " op(s) by the deadline", e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new TransportException(TransportException.Kind.INTERNAL, "interrupted while waiting for " + name(), e);
+        }
+    }
+
     /** Stops the transport and frees its resources. Idempotent. Never throws checked exceptions. */
     @Override
     void close();

@@ -46,7 +46,10 @@ import org.openjdk.jmh.annotations.Warmup;
  *       ({@code rdma.tcp.parallelism} on both managers) with {@code chunkMiB} 16
  *       ({@code rdma.tcp.maxChunkMiB}), so a transfer is 4 chunks that 4 connections can share;
  *       {@code -p chunkMiB=64} gives the transport's default, one chunk per transfer.</li>
- *   <li>{@code rdmaRead8BLatency} (SampleTime, us): an 8-byte read, one round trip.</li>
+ *   <li>{@code rdmaRead8BLatency} (SampleTime, us): an 8-byte read, one round trip, through the
+ *       asynchronous {@code submit} (the caller waits on the future).</li>
+ *   <li>{@code rdmaRead8BLatencyOnCallerThread}: the same through {@code submitAndWait}, which does
+ *       the I/O on the calling thread (no hand-off to a transport thread and back).</li>
  *   <li>{@code socketWrite64MiB}, {@code socketRead64MiB}: the baseline; one connection, direct
  *       buffers, a server thread that consumes 64 MiB and answers a 1-byte ack (write) or sends
  *       64 MiB on a 1-byte request (read).</li>
@@ -324,6 +327,13 @@ public class TcpTransferBenchmark {
     @OutputTimeUnit(TimeUnit.MICROSECONDS)
     public void rdmaRead8BLatency(SmallPair pair) {
         pair.read.submit(TIMEOUT).join();
+    }
+
+    @Benchmark
+    @BenchmarkMode(Mode.SampleTime)
+    @OutputTimeUnit(TimeUnit.MICROSECONDS)
+    public void rdmaRead8BLatencyOnCallerThread(SmallPair pair) {
+        pair.read.submitAndWait(TIMEOUT);
     }
 
     // ------------------------------------------------------------------ baselines
