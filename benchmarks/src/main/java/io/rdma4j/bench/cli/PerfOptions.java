@@ -17,12 +17,14 @@ import java.util.Locale;
  *                    ({@link Stats#warmupIterations}, by size)
  * @param parallelism value for {@code rdma.tcp.parallelism} on both sides; 0 leaves the default
  * @param chunkMiB    value for {@code rdma.tcp.maxChunkMiB} on both sides; 0 leaves the default
+ * @param onCallerThread whether ops run through {@code RdmaAction.submitAndWait} (on the measuring
+ *                    thread) rather than {@code submit(..).join()}
  * @param json        where to write the JSON results, or {@code null}
  * @param timeout     deadline of each op
  * @param verbose     keep the managers' INFO logging
  */
 public record PerfOptions(Mode mode, List<String> ops, List<Long> sizes, int iters, int warmup, int parallelism,
-                          int chunkMiB, Path json, Duration timeout, boolean verbose) {
+                          int chunkMiB, Path json, Duration timeout, boolean verbose, boolean onCallerThread) {
 
     /** What the invocation asks for. */
     public enum Mode {
@@ -63,6 +65,9 @@ public record PerfOptions(Mode mode, List<String> ops, List<Long> sizes, int ite
                                      transport's, 1)
               --chunk-mib N          rdma.tcp.maxChunkMiB on both sides, 1..1024: the largest
                                      chunk one request moves (default: the transport's, 64)
+              --wait future|caller   how each op is awaited: future = submit(..).join(), the
+                                     asynchronous API; caller = submitAndWait(..), the transfer
+                                     runs on the measuring thread (default: future)
               --json FILE            also write the results to FILE as a JSON array (default: none)
               --timeout SECONDS      deadline of each op (default: 60)
               -v, --verbose          keep the managers' log output (default: warnings only)
@@ -94,6 +99,7 @@ public record PerfOptions(Mode mode, List<String> ops, List<Long> sizes, int ite
         Path json = null;
         Duration timeout = DEFAULT_TIMEOUT;
         boolean verbose = false;
+        boolean onCallerThread = false;
         for (; i < args.length; i++) {
             String arg = args[i];
             String name = arg;
@@ -129,6 +135,14 @@ public record PerfOptions(Mode mode, List<String> ops, List<Long> sizes, int ite
                         throw new UsageException(name + ": " + e.getMessage());
                     }
                 }
+                case "--wait" -> {
+                    String v = value != null ? value : next(args, ++i, name);
+                    onCallerThread = switch (v.toLowerCase(Locale.ROOT)) {
+                        case "future" -> false;
+                        case "caller" -> true;
+                        default -> throw new UsageException("--wait: expected future or caller, got '" + v + "'");
+                    };
+                }
                 case "--iters" -> iters = integer(name, value != null ? value : next(args, ++i, name), 1, 10_000_000);
                 case "--warmup" -> warmup = integer(name, value != null ? value : next(args, ++i, name), 0, 10_000_000);
                 case "--parallelism" -> parallelism = integer(name, value != null ? value : next(args, ++i, name), 1, 64);
@@ -154,7 +168,8 @@ public record PerfOptions(Mode mode, List<String> ops, List<Long> sizes, int ite
                 }
             }
         }
-        return new PerfOptions(mode, ops, sizes, iters, warmup, parallelism, chunkMiB, json, timeout, verbose);
+        return new PerfOptions(mode, ops, sizes, iters, warmup, parallelism, chunkMiB, json, timeout, verbose,
+                onCallerThread);
     }
 
     private static String next(String[] args, int i, String name) throws UsageException {

@@ -1,6 +1,7 @@
 package io.rdma4j.bench.cli;
 
 import io.rdma4j.RdmaAction;
+import io.rdma4j.RdmaException;
 import io.rdma4j.RdmaBuffer;
 import io.rdma4j.RdmaManager;
 import io.rdma4j.RdmaRemoteBuffer;
@@ -234,10 +235,16 @@ public final class RdmaPerf {
 
     private static void await(RdmaAction action, PerfOptions options, String op, long size) throws Exception {
         try {
-            action.submit(options.timeout()).join();
+            if (options.onCallerThread()) {
+                action.submitAndWait(options.timeout());
+            } else {
+                action.submit(options.timeout()).join();
+            }
         } catch (CompletionException e) {
             Throwable cause = e.getCause() != null ? e.getCause() : e;
             throw new IllegalStateException(op + " of " + Sizes.format(size) + " failed: " + describe(cause), cause);
+        } catch (RdmaException e) {
+            throw new IllegalStateException(op + " of " + Sizes.format(size) + " failed: " + describe(e), e);
         }
     }
 

@@ -42,6 +42,7 @@ class PerfOptionsTest {
         assertNull(o.json());
         assertEquals(Duration.ofSeconds(60), o.timeout());
         assertFalse(o.verbose());
+        assertFalse(o.onCallerThread());
         assertEquals(10_000, o.itersFor(8));
         assertEquals(1000, o.warmupFor(8));
         assertEquals(2, o.warmupFor(64L << 20));
@@ -50,7 +51,8 @@ class PerfOptionsTest {
     @Test
     void parse_everyOption_isTaken() throws Exception {
         PerfOptions o = PerfOptions.parse("--op", "READ", "--size", "8,4KiB", "--iters", "5", "--warmup", "0",
-                "--parallelism", "4", "--chunk-mib", "16", "--json", "out.json", "--timeout", "3", "-v");
+                "--parallelism", "4", "--chunk-mib", "16", "--json", "out.json", "--timeout", "3", "-v",
+                "--wait", "caller");
         assertEquals(List.of("read"), o.ops());
         assertEquals(List.of(8L, 4096L), o.sizes());
         assertEquals(5, o.itersFor(8));
@@ -60,6 +62,7 @@ class PerfOptionsTest {
         assertEquals(Path.of("out.json"), o.json());
         assertEquals(Duration.ofSeconds(3), o.timeout());
         assertTrue(o.verbose());
+        assertTrue(o.onCallerThread());
     }
 
     @Test
@@ -98,7 +101,7 @@ class PerfOptionsTest {
         String[][] cases = {
                 {"--op", "copy"}, {"--iters", "0"}, {"--iters", "ten"}, {"--parallelism", "0"},
                 {"--parallelism", "65"}, {"--chunk-mib", "2048"}, {"--warmup", "-1"}, {"--timeout", "0"},
-                {"--json", ""}, {"--iters"}, {"--help=yes"}, {"stray"},
+                {"--json", ""}, {"--iters"}, {"--help=yes"}, {"stray"}, {"--wait", "later"},
         };
         for (String[] args : cases) {
             Outcome r = run(args);
