@@ -10,6 +10,11 @@ public class BackendUnavailableException extends RdmaException {
 
     private static final long serialVersionUID = 1L;
 
+    /**
+     * Creates the exception.
+     *
+     * @param message what failed, with each transport's reason
+     */
     public BackendUnavailableException(String message) {
         super(message);
     }

@@ -5,6 +5,11 @@ public class ManagerClosedException extends RdmaException {
 
     private static final long serialVersionUID = 1L;
 
+    /**
+     * Creates the exception.
+     *
+     * @param message which manager is closed
+     */
     public ManagerClosedException(String message) {
         super(message);
     }

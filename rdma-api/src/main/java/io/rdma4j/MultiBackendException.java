@@ -16,6 +16,14 @@ public class MultiBackendException extends RdmaException {
 
     private final transient Map<String, Throwable> failures;
 
+    /**
+     * Builds the message from {@code what} and {@code failures}. A single failure becomes the
+     * cause and its transport the {@link #backend()}; several are each added as suppressed.
+     *
+     * @param what     the operation, e.g. {@code "RDMA submit"}
+     * @param failures each failing transport's error, keyed by transport name, in priority order;
+     *                 copied
+     */
     protected MultiBackendException(String what, Map<String, ? extends Throwable> failures) {
         super(failures.size() == 1 ? failures.keySet().iterator().next() : null,
                 message(what, failures), failures.size() == 1 ? failures.values().iterator().next() : null);
@@ -25,7 +33,11 @@ public class MultiBackendException extends RdmaException {
         }
     }
 
-    /** Each failing transport's error, in priority order. */
+    /**
+     * Each failing transport's error, in priority order.
+     *
+     * @return an unmodifiable map from transport name to its error
+     */
     public Map<String, Throwable> failures() {
         return failures;
     }

@@ -8,6 +8,11 @@ public class NoCompatibleBackendException extends RdmaException {
 
     private static final long serialVersionUID = 1L;
 
+    /**
+     * Creates the exception.
+     *
+     * @param message the token that could not be routed and the transports this manager runs
+     */
     public NoCompatibleBackendException(String message) {
         super(message);
     }

@@ -15,6 +15,16 @@ import java.util.Objects;
  */
 public record PeerReadiness(Endpoint peer, State state, String detail) {
 
+    /**
+     * Checks that every component is present.
+     *
+     * @param peer   the control endpoint that was probed
+     * @param state  the answer
+     * @param detail the peer's start error for {@link State#FAILED}, why it could not be reached for
+     *               {@link State#UNREACHABLE}, what it is still doing for {@link State#STARTING};
+     *               empty for {@link State#READY}
+     * @throws NullPointerException if any component is {@code null}
+     */
     public PeerReadiness {
         Objects.requireNonNull(peer, "peer");
         Objects.requireNonNull(state, "state");
@@ -33,7 +43,11 @@ public record PeerReadiness(Endpoint peer, State state, String detail) {
         UNREACHABLE
     }
 
-    /** Whether the peer is ready. */
+    /**
+     * Whether the peer is ready.
+     *
+     * @return {@code true} if {@link #state()} is {@link State#READY}
+     */
     public boolean isReady() {
         return state == State.READY;
     }

@@ -5,6 +5,13 @@ public class PeerUnreachableException extends RdmaException {
 
     private static final long serialVersionUID = 1L;
 
+    /**
+     * Creates the exception.
+     *
+     * @param backend the transport that tried to reach the peer, or {@code null}
+     * @param message what happened
+     * @param cause   the transport's original error, or {@code null}
+     */
     public PeerUnreachableException(String backend, String message, Throwable cause) {
         super(backend, message, cause);
     }

@@ -44,6 +44,11 @@ public final class RdmaAction {
     /**
      * Queues a read of the whole {@code remote} buffer into the start of {@code local}.
      *
+     * @param remote the token of the buffer to read
+     * @param local  the destination: native, shared, writable memory of at least
+     *               {@code remote.size()} bytes; the caller keeps owning it and must keep it alive,
+     *               and not write it, until the submit completes
+     * @return this action
      * @throws IllegalArgumentException if {@code local} is smaller than the remote buffer, on the
      *                                  heap, read-only, thread-confined or its arena is closed
      * @throws IllegalStateException    while this action is being submitted
@@ -63,6 +68,11 @@ public final class RdmaAction {
     /**
      * Queues a write of the whole of {@code local} into the start of the {@code remote} buffer.
      *
+     * @param remote the token of the buffer to write
+     * @param local  the source: native, shared memory of 1 to {@code remote.size()} bytes; the
+     *               caller keeps owning it and must keep it alive, and unchanged, until the submit
+     *               completes
+     * @return this action
      * @throws IllegalArgumentException if {@code local} is larger than the remote buffer, empty,
      *                                  on the heap, thread-confined or its arena is closed
      * @throws IllegalStateException    while this action is being submitted
@@ -102,7 +112,11 @@ public final class RdmaAction {
         return this;
     }
 
-    /** Number of queued ops. */
+    /**
+     * Number of queued ops.
+     *
+     * @return how many ops are queued; submitting does not remove them
+     */
     public int size() {
         return ops.size();
     }
@@ -110,6 +124,7 @@ public final class RdmaAction {
     /**
      * Runs every queued op, all within {@code timeout}. An empty action succeeds at once.
      *
+     * @param timeout the time all ops together may take, counted from this call
      * @return completes when every op finished; fails with {@link RdmaSubmitException} naming each
      *         failing transport (its per-transport causes are {@link RdmaTimeoutException},
      *         {@link RemoteAccessException}, {@link PeerUnreachableException}, ...), with
@@ -142,6 +157,7 @@ public final class RdmaAction {
      * hand-offs of {@link #submit} (on loopback TCP an 8-byte read takes about half as long): use it
      * from threads that may block, such as virtual threads.
      *
+     * @param timeout the time all ops together may take, counted from this call
      * @throws RdmaSubmitException          naming each failing transport, as {@link #submit} reports it
      * @throws NoCompatibleBackendException before anything was sent
      * @throws ManagerClosedException       when the manager is closed

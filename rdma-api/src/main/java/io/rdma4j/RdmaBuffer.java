@@ -29,22 +29,38 @@ public final class RdmaBuffer implements AutoCloseable {
         this.remote = remote;
     }
 
-    /** The memory, for local reads and writes. Page-aligned, zero-filled when allocated. */
+    /**
+     * The memory, for local reads and writes. Page-aligned, zero-filled when allocated.
+     *
+     * @return the segment; the manager owns it, and it must not be used after {@link #close()}
+     */
     public MemorySegment segment() {
         return segment;
     }
 
-    /** The token to send to peers. */
+    /**
+     * The token to send to peers.
+     *
+     * @return the buffer's token
+     */
     public RdmaRemoteBuffer remote() {
         return remote;
     }
 
-    /** The buffer id. */
+    /**
+     * The buffer id.
+     *
+     * @return the id, the same as {@code remote().id()}
+     */
     public long id() {
         return remote.id();
     }
 
-    /** Length in bytes. */
+    /**
+     * Length in bytes.
+     *
+     * @return the size passed to {@link RdmaManager#allocate(long)}
+     */
     public long byteSize() {
         return segment.byteSize();
     }

@@ -12,22 +12,46 @@ public class RdmaException extends RuntimeException {
 
     private static final long serialVersionUID = 1L;
 
+    /** The transport involved, or {@code null}. */
     private final String backend;
 
+    /**
+     * An error that involves no particular transport and has no cause.
+     *
+     * @param message what went wrong
+     */
     public RdmaException(String message) {
         this(null, message, null);
     }
 
+    /**
+     * An error that involves no particular transport.
+     *
+     * @param message what went wrong
+     * @param cause   the underlying failure, or {@code null}
+     */
     public RdmaException(String message, Throwable cause) {
         this(null, message, cause);
     }
 
+    /**
+     * An error, naming the transport involved.
+     *
+     * @param backend the transport's name ({@code "tcp"}, {@code "ibverbs"}), or {@code null} when
+     *                none was involved
+     * @param message what went wrong
+     * @param cause   the underlying failure, or {@code null}
+     */
     public RdmaException(String backend, String message, Throwable cause) {
         super(message, cause);
         this.backend = backend;
     }
 
-    /** The transport involved ({@code "tcp"}, {@code "ibverbs"}), or {@code null}. */
+    /**
+     * The transport involved ({@code "tcp"}, {@code "ibverbs"}), or {@code null}.
+     *
+     * @return the transport's name, or {@code null} when none was involved
+     */
     public String backend() {
         return backend;
     }

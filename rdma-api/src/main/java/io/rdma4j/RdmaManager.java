@@ -269,7 +269,11 @@ public final class RdmaManager implements AutoCloseable {
 
     // ------------------------------------------------------------------ construction
 
-    /** A builder of explicit managers (tests, processes that want several). */
+    /**
+     * A builder of explicit managers (tests, processes that want several).
+     *
+     * @return a new builder with nothing set
+     */
     public static Builder newBuilder() {
         return new Builder();
     }
@@ -278,6 +282,7 @@ public final class RdmaManager implements AutoCloseable {
      * The process-wide manager, created with default settings (system properties and environment)
      * on first use and closed at JVM shutdown. A closed shared manager is replaced on the next call.
      *
+     * @return the shared manager, started
      * @throws BackendUnavailableException if it cannot start; the same failure is reported on every
      *                                     later call, and the control endpoint stays up answering
      *                                     readiness probes with it
@@ -313,6 +318,8 @@ public final class RdmaManager implements AutoCloseable {
      * accesses fail cleanly (never a crash), but a verbs NIC may still have it registered.
      * Prefer {@link #allocate(long)}.
      *
+     * @param segment native, writable memory that every thread may access; the caller keeps owning
+     *                it and must keep it alive until the buffer is released
      * @return the token; fails with {@link RegistrationException} (a transport refused; the others
      *         were rolled back), {@link ManagerClosedException}, or
      *         {@link RejectedExecutionException} when the registration ring is full
@@ -328,6 +335,7 @@ public final class RdmaManager implements AutoCloseable {
      * Allocates {@code size} bytes of page-aligned, zeroed native memory owned by the manager and
      * registers it.
      *
+     * @param size the length in bytes, at least 1
      * @return the buffer; fails as {@link #register} does, or with {@link OutOfMemoryError} as cause
      *         when the memory cannot be allocated
      * @throws IllegalArgumentException if {@code size < 1}
@@ -397,6 +405,7 @@ public final class RdmaManager implements AutoCloseable {
      * succeeds; memory the manager allocated is freed once in-flight accesses finish, and
      * caller-owned memory may be freed by its owner.
      *
+     * @param bufferId the id of a buffer this manager registered ({@link RdmaRemoteBuffer#id()})
      * @return completes when every transport released it; fails with {@link RdmaReleaseException}
      *         listing each transport that failed (the buffer is released anyway), or with
      *         {@link RejectedExecutionException} when the ring is full (nothing was done)
@@ -420,6 +429,7 @@ public final class RdmaManager implements AutoCloseable {
      * Releases the buffer a token names: locally when this manager owns it, otherwise by asking
      * its owner over the control endpoint, within 30 seconds. Idempotent.
      *
+     * @param buffer the token of the buffer, whether this manager or a peer owns it
      * @return fails with {@link RemoteAccessException} when the token's access key is wrong,
      *         {@link PeerUnreachableException} or {@link RdmaTimeoutException} when the owner does
      *         not answer, {@link RdmaReleaseException} when the owner's transports failed
@@ -428,7 +438,14 @@ public final class RdmaManager implements AutoCloseable {
         return release(buffer, DEFAULT_REMOTE_TIMEOUT);
     }
 
-    /** {@link #release(RdmaRemoteBuffer)} with an explicit deadline for the remote case. */
+    /**
+     * {@link #release(RdmaRemoteBuffer)} with an explicit deadline for the remote case.
+     *
+     * @param buffer  the token of the buffer, whether this manager or a peer owns it
+     * @param timeout how long a remote owner has to answer
+     * @return fails as {@link #release(RdmaRemoteBuffer)} does
+     * @throws IllegalArgumentException if {@code timeout} is negative
+     */
     public CompletableFuture<Void> release(RdmaRemoteBuffer buffer, Duration timeout) {
         Objects.requireNonNull(buffer, "buffer");
         Deadline deadline = Deadline.after(timeout);
@@ -483,7 +500,11 @@ public final class RdmaManager implements AutoCloseable {
 
     // ------------------------------------------------------------------ transfers
 
-    /** A new, empty batch of transfers against this manager's transports. */
+    /**
+     * A new, empty batch of transfers against this manager's transports.
+     *
+     * @return the new action
+     */
     public RdmaAction newAction() {
         return new RdmaAction(this);
     }
@@ -491,6 +512,11 @@ public final class RdmaManager implements AutoCloseable {
     /**
      * Reads the whole remote buffer into the first {@code remote.size()} bytes of {@code local}.
      *
+     * @param remote  the token of the buffer to read
+     * @param local   the destination: native, shared, writable memory of at least
+     *                {@code remote.size()} bytes; the caller keeps owning it and must keep it alive
+     *                until the future completes
+     * @param timeout the time the read may take, counted from this call
      * @return fails with {@link RdmaSubmitException} (whose cause says what went wrong:
      *         {@link RdmaTimeoutException}, {@link RemoteAccessException}, ...) or
      *         {@link NoCompatibleBackendException}
@@ -503,6 +529,11 @@ public final class RdmaManager implements AutoCloseable {
     /**
      * Writes the whole of {@code local} into the first {@code local.byteSize()} bytes of the remote buffer.
      *
+     * @param remote  the token of the buffer to write
+     * @param local   the source: native, shared memory of 1 to {@code remote.size()} bytes; the
+     *                caller keeps owning it and must keep it alive, and unchanged, until the future
+     *                completes
+     * @param timeout the time the write may take, counted from this call
      * @return fails as {@link #read} does
      * @throws IllegalArgumentException if {@code local} is larger than the remote buffer, on the heap or closed
      */
@@ -633,6 +664,8 @@ public final class RdmaManager implements AutoCloseable {
      * Asks each peer manager, at its control endpoint, whether it finished starting; all share one
      * deadline. Never fails: a peer that does not answer in time is {@link PeerReadiness.State#UNREACHABLE}.
      *
+     * @param peers   the control endpoints to ask; one asked twice is probed once
+     * @param timeout the time all probes together may take, counted from this call
      * @return one answer per distinct peer, in the order given
      */
     public CompletableFuture<Map<Endpoint, PeerReadiness>> probeReadiness(Collection<Endpoint> peers, Duration timeout) {
@@ -651,27 +684,50 @@ public final class RdmaManager implements AutoCloseable {
 
     // ------------------------------------------------------------------ introspection
 
-    /** Names of the transports this manager runs, fastest first. */
+    /**
+     * Names of the transports this manager runs, fastest first.
+     *
+     * @return an immutable list of transport names
+     */
     public List<String> backends() {
         return backendNames;
     }
 
-    /** This manager's control endpoint, as peers reach it. */
+    /**
+     * This manager's control endpoint, as peers reach it.
+     *
+     * @return the advertised control endpoint, the one put into tokens
+     */
     public Endpoint controlEndpoint() {
         return controlEndpoint;
     }
 
-    /** This manager's incarnation: 32 hex digits, new for every manager. */
+    /**
+     * This manager's incarnation: 32 hex digits, new for every manager.
+     *
+     * @return the incarnation, in lower-case hex
+     */
     public String incarnation() {
         return HexFormat.of().formatHex(incarnation);
     }
 
-    /** The validated value of a setting (manager or transport). */
+    /**
+     * The validated value of a setting (manager or transport).
+     *
+     * @param <T>     the setting's type
+     * @param setting a setting of {@link RdmaSettings} or of one of the providers this manager found
+     * @return the value in effect, never {@code null}
+     * @throws IllegalArgumentException if neither the manager nor any provider declared {@code setting}
+     */
     public <T> T setting(Setting<T> setting) {
         return settings.get(setting);
     }
 
-    /** How many buffers are registered now. */
+    /**
+     * How many buffers are registered now.
+     *
+     * @return the number of buffers registered and not yet released
+     */
     public int registeredBufferCount() {
         return table.size();
     }
@@ -686,7 +742,11 @@ public final class RdmaManager implements AutoCloseable {
         return ring.consumerThread();
     }
 
-    /** Whether {@link #close()} was called. */
+    /**
+     * Whether {@link #close()} was called.
+     *
+     * @return {@code true} once {@code close()} was called, even before it finished
+     */
     public boolean isClosed() {
         return closed.get();
     }
@@ -967,19 +1027,32 @@ public final class RdmaManager implements AutoCloseable {
         /**
          * Sets a setting by key ({@code rdma.tcp.parallelism}); wins over system properties and the
          * environment. Unknown keys and invalid values fail {@link #build()}.
+         *
+         * @param key   the setting's key; not {@code null}
+         * @param value the value as text; not {@code null}
+         * @return this builder
          */
         public Builder set(String key, String value) {
             values.put(Objects.requireNonNull(key, "key"), Objects.requireNonNull(value, "value"));
             return this;
         }
 
-        /** Sets a typed setting from its text form. */
+        /**
+         * Sets a typed setting from its text form.
+         *
+         * @param setting the setting
+         * @param value   the value; its {@link String#valueOf(Object)} text is what is parsed
+         * @return this builder
+         */
         public Builder set(Setting<?> setting, Object value) {
             return set(setting.key(), String.valueOf(value));
         }
 
         /**
          * Uses exactly these providers instead of {@link ServiceLoader} discovery (embedding, tests).
+         *
+         * @param providers the providers, copied; no {@code null} elements
+         * @return this builder
          */
         public Builder providers(List<? extends BackendProvider> providers) {
             this.providers = List.copyOf(providers);
@@ -989,6 +1062,8 @@ public final class RdmaManager implements AutoCloseable {
         /**
          * Reads neither system properties nor environment variables: only {@link #set} values and
          * defaults count. For tests and embedders that must not be affected by the process's setup.
+         *
+         * @return this builder
          */
         public Builder isolated() {
             this.properties = k -> null;
@@ -1000,6 +1075,7 @@ public final class RdmaManager implements AutoCloseable {
          * Starts the manager: resolves and validates every setting, opens the control endpoint,
          * opens every available transport.
          *
+         * @return the started manager; the caller owns it and must close it
          * @throws IllegalArgumentException    listing every invalid setting or unknown key
          * @throws BackendUnavailableException when no transport is available or none opened
          * @throws RdmaException               when the control endpoint cannot be opened

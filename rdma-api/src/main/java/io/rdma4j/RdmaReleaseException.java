@@ -10,6 +10,11 @@ public class RdmaReleaseException extends MultiBackendException {
 
     private static final long serialVersionUID = 1L;
 
+    /**
+     * Creates the exception.
+     *
+     * @param failures each failing transport's error, keyed by transport name, in priority order
+     */
     public RdmaReleaseException(Map<String, ? extends Throwable> failures) {
         super("RDMA release", failures);
     }

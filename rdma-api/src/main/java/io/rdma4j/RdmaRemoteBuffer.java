@@ -91,32 +91,57 @@ public final class RdmaRemoteBuffer {
         this.contexts = Collections.unmodifiableMap(copy);
     }
 
-    /** The id the owner assigned; unique for the owner manager's lifetime. */
+    /**
+     * The id the owner assigned; unique for the owner manager's lifetime.
+     *
+     * @return the buffer id, never negative
+     */
     public long id() {
         return id;
     }
 
-    /** The buffer's length in bytes. */
+    /**
+     * The buffer's length in bytes.
+     *
+     * @return the size, at least 1
+     */
     public long size() {
         return size;
     }
 
-    /** The owner manager's control endpoint. */
+    /**
+     * The owner manager's control endpoint.
+     *
+     * @return where the owner answers releases and transport handshakes
+     */
     public Endpoint owner() {
         return owner;
     }
 
-    /** The owner manager's incarnation: 32 hex digits, new for every manager instance. */
+    /**
+     * The owner manager's incarnation: 32 hex digits, new for every manager instance.
+     *
+     * @return the incarnation, in lower-case hex
+     */
     public String ownerIncarnation() {
         return HEX.formatHex(incarnation);
     }
 
-    /** Names of the transports the owner registered this buffer with, in the owner's priority order. */
+    /**
+     * Names of the transports the owner registered this buffer with, in the owner's priority order.
+     *
+     * @return an unmodifiable set of transport names
+     */
     public Set<String> transports() {
         return contexts.keySet();
     }
 
-    /** Whether the owner registered the buffer with {@code transport}. */
+    /**
+     * Whether the owner registered the buffer with {@code transport}.
+     *
+     * @param transport a transport name, e.g. {@code "tcp"}
+     * @return {@code true} if the token carries a context for it
+     */
     public boolean hasTransport(String transport) {
         return contexts.containsKey(transport);
     }
@@ -124,6 +149,8 @@ public final class RdmaRemoteBuffer {
     /**
      * What {@code transport} needs to reach this buffer, for that transport's backend.
      *
+     * @param transport a transport name, e.g. {@code "tcp"}
+     * @return a new reference holding that transport's context
      * @throws IllegalArgumentException if the token carries no context for it
      */
     public RemoteBufferRef refFor(String transport) {
@@ -142,7 +169,11 @@ public final class RdmaRemoteBuffer {
         return Arrays.equals(incarnation, incarnationId);
     }
 
-    /** Encodes the token; {@link #fromBytes(byte[])} reads it back equal. */
+    /**
+     * Encodes the token; {@link #fromBytes(byte[])} reads it back equal.
+     *
+     * @return a new array holding the wire form; the caller owns it
+     */
     public byte[] toBytes() {
         byte[] host = owner.host().getBytes(StandardCharsets.UTF_8);
         int len = 4 + 1 + 1 + KEY_BYTES + 8 + 8 + KEY_BYTES + 1 + host.length + 2 + 1;
@@ -164,6 +195,8 @@ public final class RdmaRemoteBuffer {
      * Decodes a token written by {@link #toBytes()}. Strict: every length is bounds-checked
      * before anything is allocated, and trailing bytes are refused.
      *
+     * @param bytes an encoded token; neither modified nor kept
+     * @return the decoded token
      * @throws IllegalArgumentException saying what is wrong and at which byte offset: null or
      *                                  empty input, more than {@value #MAX_ENCODED_BYTES} bytes,
      *                                  wrong magic, unknown version, truncation, bad lengths or names,

@@ -49,7 +49,11 @@ public final class RdmaSettings {
                 return v;
             });
 
-    /** Every manager-level setting. */
+    /**
+     * Every manager-level setting.
+     *
+     * @return an immutable list of the settings declared in this class
+     */
     public static List<Setting<?>> all() {
         return List.of(BIND_HOST, ADVERTISED_HOST, CONTROL_PORT, REGISTRATION_RING_SIZE);
     }

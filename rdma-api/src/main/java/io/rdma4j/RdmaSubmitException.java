@@ -10,6 +10,11 @@ public class RdmaSubmitException extends MultiBackendException {
 
     private static final long serialVersionUID = 1L;
 
+    /**
+     * Creates the exception.
+     *
+     * @param failures each failing transport's error, keyed by transport name, in priority order
+     */
     public RdmaSubmitException(Map<String, ? extends Throwable> failures) {
         super("RDMA submit", failures);
     }

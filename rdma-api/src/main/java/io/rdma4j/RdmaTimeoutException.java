@@ -5,6 +5,13 @@ public class RdmaTimeoutException extends RdmaException {
 
     private static final long serialVersionUID = 1L;
 
+    /**
+     * Creates the exception.
+     *
+     * @param backend the transport whose deadline passed, or {@code null}
+     * @param message what timed out: the peer and the op
+     * @param cause   the transport's original error, or {@code null}
+     */
     public RdmaTimeoutException(String backend, String message, Throwable cause) {
         super(backend, message, cause);
     }

@@ -8,6 +8,13 @@ public class RegistrationException extends RdmaException {
 
     private static final long serialVersionUID = 1L;
 
+    /**
+     * Creates the exception.
+     *
+     * @param backend the transport that failed to register the segment
+     * @param message what happened
+     * @param cause   the transport's original error
+     */
     public RegistrationException(String backend, String message, Throwable cause) {
         super(backend, message, cause);
     }

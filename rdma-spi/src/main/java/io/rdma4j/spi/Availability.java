@@ -18,7 +18,11 @@ public final class Availability {
         this.reason = Objects.requireNonNull(reason, "reason");
     }
 
-    /** The provider may be opened. */
+    /**
+     * The provider may be opened.
+     *
+     * @return the shared available instance, whose reason is empty
+     */
     public static Availability available() {
         return AVAILABLE;
     }
@@ -26,6 +30,8 @@ public final class Availability {
     /**
      * The provider may not be opened, for the given human-readable reason.
      *
+     * @param reason why the provider cannot run, in words a person can act on; not blank
+     * @return a new unavailable instance carrying {@code reason}
      * @throws IllegalArgumentException if the reason is blank
      */
     public static Availability unavailable(String reason) {
@@ -35,12 +41,20 @@ public final class Availability {
         return new Availability(false, reason);
     }
 
-    /** Whether {@link BackendProvider#open} may be called. */
+    /**
+     * Whether {@link BackendProvider#open} may be called.
+     *
+     * @return {@code true} if available; {@code false} if {@link #reason()} says why not
+     */
     public boolean isAvailable() {
         return available;
     }
 
-    /** Why not; empty when available. */
+    /**
+     * Why not; empty when available.
+     *
+     * @return the reason given to {@link #unavailable}, or {@code ""}
+     */
     public String reason() {
         return reason;
     }

@@ -13,10 +13,18 @@ import java.util.concurrent.CompletableFuture;
  */
 public interface Backend extends AutoCloseable {
 
-    /** Same as {@link BackendProvider#name()}. */
+    /**
+     * Same as {@link BackendProvider#name()}.
+     *
+     * @return the transport's name
+     */
     String name();
 
-    /** How fast the transport is. */
+    /**
+     * How fast the transport is.
+     *
+     * @return the transport's speed class
+     */
     TransportLevel level();
 
     /**
@@ -28,6 +36,11 @@ public interface Backend extends AutoCloseable {
      * <p>The segment is native, non-empty and alive; the manager keeps it alive until
      * {@link #release} for the same id returned.
      *
+     * @param bufferId the id the manager assigned, unique for the manager's lifetime
+     * @param segment  the memory to expose; the transport never owns it: the manager, or the caller
+     *                 that registered it, keeps owning it and keeps it alive until {@link #release}
+     *                 for {@code bufferId} returned
+     * @return this transport's context bytes for the token, at most {@link #MAX_CONTEXT_BYTES}
      * @throws Exception when registration fails; the manager then releases the id from every
      *                   backend that had already registered it and fails the caller's future with
      *                   this exception as the cause
@@ -38,6 +51,7 @@ public interface Backend extends AutoCloseable {
      * Forgets {@code bufferId}. Unknown ids are not an error. After return the transport must
      * not touch the segment again.
      *
+     * @param bufferId an id earlier given to {@link #register}, or an unknown one (ignored)
      * @throws Exception when native deregistration fails; the manager aggregates it with the
      *                   other backends' failures
      */
@@ -52,6 +66,11 @@ public interface Backend extends AutoCloseable {
      *
      * <p>Sizes were checked by the caller: a read has {@code local >= remote.size()}, a write
      * {@code local <= remote.size()}. Local segments are native and alive at submission.
+     *
+     * @param ops      the transfers routed to this transport; their local segments stay owned by the
+     *                 caller, who keeps them alive until the future completes
+     * @param deadline when every op must have finished
+     * @return a future that completes normally when every op succeeded, exceptionally otherwise
      */
     CompletableFuture<Void> submit(List<BackendOp> ops, Deadline deadline);
 
@@ -64,6 +83,9 @@ public interface Backend extends AutoCloseable {
      * <p>The default waits for {@link #submit}; transports that do blocking I/O anyway override it
      * to do the work inline.
      *
+     * @param ops      the transfers, as for {@link #submit}; their local segments stay owned by the
+     *                 caller, alive until this method returns
+     * @param deadline when every op must have finished
      * @throws TransportException describing the failure; {@link TransportException.Kind#TIMEOUT}
      *                            when the deadline passed (the default gives a transport two seconds of
      *                            grace to report its own timeout first)

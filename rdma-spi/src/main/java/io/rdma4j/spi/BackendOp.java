@@ -15,13 +15,25 @@ import java.util.Objects;
  */
 public record BackendOp(OpType type, MemorySegment local, RemoteBufferRef remote) {
 
+    /**
+     * Checks that every component is present.
+     *
+     * @param type   direction
+     * @param local  native memory of the caller, owned by the caller, alive until the op completes
+     * @param remote the buffer on the peer, with this transport's context
+     * @throws NullPointerException if any component is {@code null}
+     */
     public BackendOp {
         Objects.requireNonNull(type, "type");
         Objects.requireNonNull(local, "local");
         Objects.requireNonNull(remote, "remote");
     }
 
-    /** Bytes this op moves: the remote size for a read, the local size for a write. */
+    /**
+     * Bytes this op moves: the remote size for a read, the local size for a write.
+     *
+     * @return the number of bytes transferred
+     */
     public long transferBytes() {
         return type == OpType.READ_INTO_LOCAL ? remote.size() : local.byteSize();
     }

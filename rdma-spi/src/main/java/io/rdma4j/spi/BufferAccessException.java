@@ -24,21 +24,39 @@ public class BufferAccessException extends RuntimeException {
         CLOSED
     }
 
+    /** Why access was refused; never {@code null}. */
     private final Reason reason;
+    /** The buffer id the request named. */
     private final long bufferId;
 
+    /**
+     * Creates the exception.
+     *
+     * @param reason   why access was refused
+     * @param bufferId the buffer the request named
+     * @param message  the text sent back to the remote requester
+     * @throws NullPointerException if {@code reason} is {@code null}
+     */
     public BufferAccessException(Reason reason, long bufferId, String message) {
         super(message);
         this.reason = Objects.requireNonNull(reason, "reason");
         this.bufferId = bufferId;
     }
 
-    /** Why access was refused. */
+    /**
+     * Why access was refused.
+     *
+     * @return the reason, never {@code null}
+     */
     public Reason reason() {
         return reason;
     }
 
-    /** The buffer that was named. */
+    /**
+     * The buffer that was named.
+     *
+     * @return the id from the request
+     */
     public long bufferId() {
         return bufferId;
     }

@@ -19,16 +19,23 @@ public interface ControlChannel {
      * call it from {@link BackendProvider#open}. The handler runs on a virtual thread, may block
      * briefly, and returns the reply payload; an exception it throws is sent back to the
      * requester as an error carrying its message.
+     *
+     * @param handler the handler of this transport's incoming requests; not {@code null}
+     * @throws IllegalStateException if this transport already installed a handler
      */
     void onRequest(Handler handler);
 
     /**
      * Sends {@code payload} to the same transport in the manager listening at {@code peer}.
      *
+     * @param peer     the peer manager's control endpoint
+     * @param payload  the request, opaque to the manager, at most {@link #MAX_PAYLOAD_BYTES} bytes
+     * @param deadline when the reply must have arrived
      * @return the reply payload; fails with a {@link TransportException} of kind
      *         {@link TransportException.Kind#TIMEOUT} after {@code deadline},
      *         {@link TransportException.Kind#PEER_UNREACHABLE} when the peer cannot be reached,
      *         {@link TransportException.Kind#REMOTE_ACCESS} carrying the remote handler's error
+     * @throws IllegalArgumentException if {@code payload} is larger than {@link #MAX_PAYLOAD_BYTES}
      */
     CompletableFuture<byte[]> request(Endpoint peer, byte[] payload, Deadline deadline);
 
@@ -36,9 +43,12 @@ public interface ControlChannel {
     @FunctionalInterface
     interface Handler {
         /**
+         * Handles one request and returns the reply.
+         *
          * @param from    the requesting manager's control endpoint, as it advertises it
          * @param payload the request
          * @return the reply
+         * @throws Exception any failure; its message is sent back to the requester as an error
          */
         byte[] handle(Endpoint from, byte[] payload) throws Exception;
     }

@@ -18,6 +18,9 @@ public final class Deadline {
     /**
      * A deadline {@code timeout} from now.
      *
+     * @param timeout how long from now; a timeout too long for a {@code long} of nanoseconds is
+     *                capped at about 146 years
+     * @return the new deadline
      * @throws IllegalArgumentException if {@code timeout} is negative
      */
     public static Deadline after(Duration timeout) {
@@ -33,28 +36,49 @@ public final class Deadline {
         return new Deadline(System.nanoTime() + Math.min(nanos, Long.MAX_VALUE / 2));
     }
 
-    /** Nanoseconds left, never negative. */
+    /**
+     * Nanoseconds left, never negative.
+     *
+     * @return the nanoseconds until the deadline, or 0 once it passed
+     */
     public long remainingNanos() {
         return Math.max(0L, deadlineNanos - System.nanoTime());
     }
 
-    /** Milliseconds left, rounded up, so that a positive remainder never reads as zero. */
+    /**
+     * Milliseconds left, rounded up, so that a positive remainder never reads as zero.
+     *
+     * @return the milliseconds until the deadline, or 0 once it passed
+     */
     public long remainingMillis() {
         long nanos = remainingNanos();
         return nanos == 0 ? 0 : TimeUnit.NANOSECONDS.toMillis(nanos + 999_999L);
     }
 
-    /** Time left as a duration, never negative. */
+    /**
+     * Time left as a duration, never negative.
+     *
+     * @return the time until the deadline, or {@link Duration#ZERO} once it passed
+     */
     public Duration remaining() {
         return Duration.ofNanos(remainingNanos());
     }
 
-    /** Whether no time is left. */
+    /**
+     * Whether no time is left.
+     *
+     * @return {@code true} once the deadline is reached
+     */
     public boolean isExpired() {
         return deadlineNanos - System.nanoTime() <= 0;
     }
 
-    /** The earlier of this deadline and {@code other}. */
+    /**
+     * The earlier of this deadline and {@code other}.
+     *
+     * @param other another deadline
+     * @return whichever comes first; {@code this} when both are equal
+     */
     public Deadline min(Deadline other) {
         return deadlineNanos - other.deadlineNanos <= 0 ? this : other;
     }

@@ -12,6 +12,15 @@ import java.util.Objects;
  */
 public record Endpoint(String host, int port) {
 
+    /**
+     * Validates the components.
+     *
+     * @param host a host name or literal address, 1..255 bytes of UTF-8
+     * @param port 1..65535
+     * @throws NullPointerException     if {@code host} is {@code null}
+     * @throws IllegalArgumentException if {@code host} is empty or longer than 255 characters, or
+     *                                  {@code port} is outside 1..65535
+     */
     public Endpoint {
         Objects.requireNonNull(host, "host");
         if (host.isEmpty() || host.length() > 255) {
@@ -22,7 +31,11 @@ public record Endpoint(String host, int port) {
         }
     }
 
-    /** The endpoint as an unresolved socket address, ready for {@code connect}. */
+    /**
+     * The endpoint as an unresolved socket address, ready for {@code connect}.
+     *
+     * @return a new unresolved address for {@code host} and {@code port}
+     */
     public InetSocketAddress toSocketAddress() {
         return InetSocketAddress.createUnresolved(host, port);
     }
@@ -30,6 +43,8 @@ public record Endpoint(String host, int port) {
     /**
      * Parses {@code host:port} or {@code [v6-literal]:port}.
      *
+     * @param text the endpoint as {@link #toString()} writes it
+     * @return the endpoint; brackets around an IPv6 literal are dropped from its host
      * @throws IllegalArgumentException naming the text when it is not of that form
      */
     public static Endpoint parse(String text) {

@@ -12,14 +12,25 @@ import java.lang.foreign.MemorySegment;
  */
 public interface LocalBuffer {
 
-    /** The id the manager assigned. */
+    /**
+     * The id the manager assigned.
+     *
+     * @return the buffer id, as in the token
+     */
     long id();
 
-    /** Length in bytes. */
+    /**
+     * Length in bytes.
+     *
+     * @return the length of {@link #segment()}
+     */
     long byteSize();
 
     /**
      * The registered memory. Access it only while a pin is open.
+     *
+     * @return the memory; owned by the manager or by the caller that registered it, never by the
+     *         transport, which must not close or free it
      */
     MemorySegment segment();
 
@@ -29,6 +40,7 @@ public interface LocalBuffer {
      * @throws BufferAccessException with {@link BufferAccessException.Reason#RELEASED} if the
      *                               buffer was released, or {@link BufferAccessException.Reason#CLOSED}
      *                               if the caller-owned arena behind it was closed
+     * @return the open pin; close it as soon as the access is done
      */
     Pin pin();
 

@@ -19,6 +19,20 @@ import java.util.Objects;
 public record RemoteBufferRef(Endpoint owner, String incarnation, long bufferId, long size,
                               byte[] accessKey, byte[] context) {
 
+    /**
+     * Checks the components and copies both arrays, so that later changes by the caller do not
+     * affect the record.
+     *
+     * @param owner       the owner manager's control endpoint (handshakes go there)
+     * @param incarnation the owner manager's random 128-bit incarnation, hex; distinguishes a
+     *                    restarted owner on the same endpoint
+     * @param bufferId    the id the owner assigned
+     * @param size        the buffer's length in bytes, at least 1
+     * @param accessKey   the 16-byte secret every remote request must present
+     * @param context     this transport's context bytes, as its {@link Backend#register} returned them
+     * @throws NullPointerException if {@code owner}, {@code incarnation}, {@code accessKey} or
+     *                              {@code context} is {@code null}
+     */
     public RemoteBufferRef {
         Objects.requireNonNull(owner, "owner");
         Objects.requireNonNull(incarnation, "incarnation");
@@ -28,11 +42,21 @@ public record RemoteBufferRef(Endpoint owner, String incarnation, long bufferId,
         context = context.clone();
     }
 
+    /**
+     * The 16-byte secret every remote request must present.
+     *
+     * @return a new copy; changing it does not affect this record
+     */
     @Override
     public byte[] accessKey() {
         return accessKey.clone();
     }
 
+    /**
+     * This transport's context bytes, as its {@link Backend#register} returned them.
+     *
+     * @return a new copy; changing it does not affect this record
+     */
     @Override
     public byte[] context() {
         return context.clone();

@@ -39,18 +39,50 @@ public final class Setting<T> {
      * A setting with a custom parser. The parser receives the raw text, trimmed, and throws
      * {@link IllegalArgumentException} with a message saying what is wrong; {@link #parse}
      * adds the key, environment variable and offending value to it.
+     *
+     * @param <T>         the parsed type
+     * @param key         the system-property key; not blank
+     * @param envVar      the environment variable, or {@code null} or empty for none
+     * @param defaultText the default, as text the parser accepts
+     * @param description one sentence saying what the setting does
+     * @param parser      turns the trimmed text into the value
+     * @return the new setting
+     * @throws IllegalArgumentException if {@code key} is blank
+     * @throws NullPointerException     if {@code defaultText}, {@code description} or {@code parser}
+     *                                  is {@code null}
      */
     public static <T> Setting<T> of(String key, String envVar, String defaultText, String description,
                                     Function<String, T> parser) {
         return new Setting<>(key, envVar, defaultText, description, parser);
     }
 
-    /** A boolean: {@code true/false}, {@code yes/no}, {@code on/off}, {@code 1/0}, any case. */
+    /**
+     * A boolean: {@code true/false}, {@code yes/no}, {@code on/off}, {@code 1/0}, any case.
+     *
+     * @param key          the system-property key; not blank
+     * @param envVar       the environment variable, or {@code null} or empty for none
+     * @param defaultValue the value when nothing else sets one
+     * @param description  one sentence saying what the setting does
+     * @return the new setting
+     * @throws IllegalArgumentException if {@code key} is blank
+     */
     public static Setting<Boolean> bool(String key, String envVar, boolean defaultValue, String description) {
         return of(key, envVar, Boolean.toString(defaultValue), description, Setting::parseBoolean);
     }
 
-    /** An integer in {@code [min, max]}. */
+    /**
+     * An integer in {@code [min, max]}.
+     *
+     * @param key          the system-property key; not blank
+     * @param envVar       the environment variable, or {@code null} or empty for none
+     * @param defaultValue the value when nothing else sets one; should lie in {@code [min, max]},
+     *                     since it is validated like any other value
+     * @param min          the smallest accepted value
+     * @param max          the largest accepted value
+     * @param description  one sentence saying what the setting does
+     * @return the new setting
+     * @throws IllegalArgumentException if {@code key} is blank
+     */
     public static Setting<Integer> integer(String key, String envVar, int defaultValue, int min, int max,
                                            String description) {
         return of(key, envVar, Integer.toString(defaultValue), description, text -> {
@@ -67,7 +99,17 @@ public final class Setting<T> {
         });
     }
 
-    /** Free text; the validator may throw {@link IllegalArgumentException}. */
+    /**
+     * Free text; the validator may throw {@link IllegalArgumentException}.
+     *
+     * @param key          the system-property key; not blank
+     * @param envVar       the environment variable, or {@code null} or empty for none
+     * @param defaultValue the value when nothing else sets one; it goes through {@code validator} too
+     * @param description  one sentence saying what the setting does
+     * @param validator    receives the trimmed text and returns the value to use
+     * @return the new setting
+     * @throws IllegalArgumentException if {@code key} is blank
+     */
     public static Setting<String> text(String key, String envVar, String defaultValue, String description,
                                        Function<String, String> validator) {
         return of(key, envVar, defaultValue, description, validator);
@@ -76,27 +118,50 @@ public final class Setting<T> {
     /**
      * A positive duration, written {@code 500ms}, {@code 30s}, {@code 2m}, or ISO-8601
      * ({@code PT30S}); a bare number means seconds.
+     *
+     * @param key          the system-property key; not blank
+     * @param envVar       the environment variable, or {@code null} or empty for none
+     * @param defaultValue the value when nothing else sets one; positive, kept to the millisecond
+     * @param description  one sentence saying what the setting does
+     * @return the new setting
+     * @throws IllegalArgumentException if {@code key} is blank
      */
     public static Setting<Duration> duration(String key, String envVar, Duration defaultValue, String description) {
         return of(key, envVar, formatDuration(defaultValue), description, Setting::parseDuration);
     }
 
-    /** The system-property key, e.g. {@code rdma.tcp.maxChunkMiB}. */
+    /**
+     * The system-property key, e.g. {@code rdma.tcp.maxChunkMiB}.
+     *
+     * @return the key, never blank
+     */
     public String key() {
         return key;
     }
 
-    /** The environment variable, e.g. {@code RDMA_MAX_CHUNK_SIZE_MB}; empty when there is none. */
+    /**
+     * The environment variable, e.g. {@code RDMA_MAX_CHUNK_SIZE_MB}; empty when there is none.
+     *
+     * @return the variable's name, or {@code ""}
+     */
     public String envVar() {
         return envVar;
     }
 
-    /** The default, as text. */
+    /**
+     * The default, as text.
+     *
+     * @return the unparsed default
+     */
     public String defaultText() {
         return defaultText;
     }
 
-    /** One sentence saying what the setting does. */
+    /**
+     * One sentence saying what the setting does.
+     *
+     * @return the description given at creation
+     */
     public String description() {
         return description;
     }
@@ -106,6 +171,7 @@ public final class Setting<T> {
      *
      * @param raw    the text, untrimmed
      * @param source where it came from, for the message ("system property", "builder", ...)
+     * @return the parsed value
      * @throws IllegalArgumentException naming the key, the environment variable, the source and the value
      */
     public T parse(String raw, String source) {
@@ -118,7 +184,12 @@ public final class Setting<T> {
         }
     }
 
-    /** The default, parsed. */
+    /**
+     * The default, parsed.
+     *
+     * @return the value {@link #defaultText()} parses to; parsed anew on every call
+     * @throws IllegalArgumentException if the default itself is invalid
+     */
     public T defaultValue() {
         return parse(defaultText, "default");
     }

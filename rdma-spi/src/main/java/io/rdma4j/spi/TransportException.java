@@ -26,18 +26,38 @@ public class TransportException extends RuntimeException {
         INTERNAL
     }
 
+    /** What went wrong, broadly; never {@code null}. */
     private final Kind kind;
 
+    /**
+     * Creates the exception without a cause.
+     *
+     * @param kind    what went wrong, broadly
+     * @param message what happened, in words the manager puts into its own error
+     * @throws NullPointerException if {@code kind} is {@code null}
+     */
     public TransportException(Kind kind, String message) {
         this(kind, message, null);
     }
 
+    /**
+     * Creates the exception.
+     *
+     * @param kind    what went wrong, broadly
+     * @param message what happened, in words the manager puts into its own error
+     * @param cause   the underlying failure, or {@code null}
+     * @throws NullPointerException if {@code kind} is {@code null}
+     */
     public TransportException(Kind kind, String message, Throwable cause) {
         super(message, cause);
         this.kind = Objects.requireNonNull(kind, "kind");
     }
 
-    /** What went wrong, broadly. */
+    /**
+     * What went wrong, broadly.
+     *
+     * @return the kind, never {@code null}
+     */
     public Kind kind() {
         return kind;
     }

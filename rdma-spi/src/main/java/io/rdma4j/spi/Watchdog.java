@@ -35,7 +35,11 @@ public final class Watchdog implements AutoCloseable {
     private volatile boolean idle;
     private volatile boolean closed;
 
-    /** Starts the sweeper thread, named {@code threadName}. */
+    /**
+     * Starts the sweeper thread, named {@code threadName}.
+     *
+     * @param threadName the name of the daemon sweeper thread
+     */
     public Watchdog(String threadName) {
         this(threadName, DEFAULT_LINGER_NANOS);
     }
@@ -50,13 +54,21 @@ public final class Watchdog implements AutoCloseable {
     /**
      * Runs {@code onExpiry} once {@code deadline} has passed, unless the guard is disarmed first.
      *
+     * @param deadline when the action runs, up to one tick late
+     * @param onExpiry the action; runs on the sweeper thread, must be short and must not throw
      * @return the guard; close or disarm it when the guarded work finished
      */
     public Guard arm(Deadline deadline, Runnable onExpiry) {
         return armAt(System.nanoTime() + deadline.remainingNanos(), onExpiry);
     }
 
-    /** Runs {@code onExpiry} after {@code delayNanos}, unless the guard is disarmed first. */
+    /**
+     * Runs {@code onExpiry} after {@code delayNanos}, unless the guard is disarmed first.
+     *
+     * @param delayNanos the delay from now, in nanoseconds; a negative one counts as zero
+     * @param onExpiry   the action; runs on the sweeper thread, must be short and must not throw
+     * @return the guard; close or disarm it when the guarded work finished
+     */
     public Guard arm(long delayNanos, Runnable onExpiry) {
         return armAt(System.nanoTime() + Math.max(0, delayNanos), onExpiry);
     }
@@ -77,7 +89,11 @@ public final class Watchdog implements AutoCloseable {
         return idle;
     }
 
-    /** Number of armed guards (tests, diagnostics). */
+    /**
+     * Number of armed guards (tests, diagnostics).
+     *
+     * @return the guards neither fired nor disarmed yet
+     */
     public int armedCount() {
         return armed.size();
     }
@@ -154,7 +170,11 @@ public final class Watchdog implements AutoCloseable {
             return state.get() == DISARMED;
         }
 
-        /** Whether the action ran (or is running). */
+        /**
+         * Whether the action ran (or is running).
+         *
+         * @return {@code true} once the action started
+         */
         public boolean fired() {
             return state.get() == FIRED;
         }
