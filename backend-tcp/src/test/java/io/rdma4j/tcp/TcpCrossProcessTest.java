@@ -1,8 +1,10 @@
 package io.rdma4j.tcp;
 
+import io.rdma4j.PeerReadiness;
 import io.rdma4j.PeerUnreachableException;
 import io.rdma4j.RdmaRemoteBuffer;
 import io.rdma4j.RdmaSubmitException;
+import io.rdma4j.RemoteAccessException;
 import io.rdma4j.spi.Endpoint;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
@@ -70,6 +72,32 @@ class TcpCrossProcessTest {
             assertEquals(0, requester.backend().pool().checkedOutCount(), "connections still checked out");
             assertEquals(0, requester.backend().pool().idleCount(), "broken connections went back to the pool");
             assertEquals(threadsBefore, requester.backend().liveThreadCount(), "transfer threads outlived the transfer");
+        }
+    }
+
+    @Test
+    void controlPlane_acrossProcesses_readinessAnswers_andRemoteReleaseReachesTheOwner() throws Exception {
+        try (TcpTesting.Instrumented requester = TcpTesting.instrumented();
+             Arena arena = Arena.ofShared()) {
+            RdmaRemoteBuffer token;
+            PeerReadiness afterExit;
+            try (PeerProcess owner = PeerProcess.start(List.of(), "size=4096")) {
+                token = owner.token();
+                PeerReadiness ready = requester.manager()
+                        .probeReadiness(List.of(token.owner()), TRANSFER_TIMEOUT).join().get(token.owner());
+                assertEquals(PeerReadiness.State.READY, ready.state(), ready.toString());
+
+                await(requester.manager().release(token));
+
+                Throwable refused = failureOf(requester.manager().read(token, arena.allocate(4096), TRANSFER_TIMEOUT));
+                RdmaSubmitException submit = assertInstanceOf(RdmaSubmitException.class, refused);
+                assertInstanceOf(RemoteAccessException.class, submit.getCause());
+                assertTrue(submit.getMessage().contains("was released"), submit.getMessage());
+            }
+            afterExit = requester.manager().probeReadiness(List.of(token.owner()), Duration.ofMillis(300))
+                    .join().get(token.owner());
+
+            assertEquals(PeerReadiness.State.UNREACHABLE, afterExit.state(), afterExit.toString());
         }
     }
 
