@@ -149,7 +149,8 @@ public final class RdmaManager implements AutoCloseable {
         }
         this.backends = List.copyOf(opened);
         this.backendNames = backends.stream().map(Opened::name).toList();
-        this.ring = new RegistrationRing(settings.get(RdmaSettings.REGISTRATION_RING_SIZE), new Worker());
+        this.ring = new RegistrationRing(settings.get(RdmaSettings.REGISTRATION_RING_SIZE),
+                "rdma4j-registration-" + controlEndpoint.port(), new Worker());
         this.watchdog = new Watchdog("rdma4j-deadlines-" + controlEndpoint.port());
         state = PeerReadiness.State.READY;
         LOG.log(Level.DEBUG, () -> "rdma4j manager " + incarnation() + " ready on " + controlEndpoint

@@ -13,7 +13,6 @@ import java.lang.foreign.MemorySegment;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
 
 /**
@@ -23,7 +22,7 @@ import java.util.concurrent.locks.ReentrantReadWriteLock;
  * for slow native registration: they publish and get a future.
  *
  * <pre>
- *   caller threads --tryPublish--&gt; [ ring of N slots ] --&gt; consumer thread "rdma4j-registration-K"
+ *   caller threads --tryPublish--&gt; [ ring of N slots ] --&gt; consumer thread "rdma4j-registration-<control port>"
  *   (many producers)                                      Worker.register / release / close
  * </pre>
  *
@@ -35,7 +34,6 @@ import java.util.concurrent.locks.ReentrantReadWriteLock;
 public final class RegistrationRing implements AutoCloseable {
 
     private static final System.Logger LOG = System.getLogger(RegistrationRing.class.getName());
-    private static final AtomicInteger THREADS = new AtomicInteger();
 
     /** What the consumer thread runs; implemented by the manager. */
     public interface Worker {
@@ -70,10 +68,17 @@ public final class RegistrationRing implements AutoCloseable {
     private boolean closed; // guarded by gate
     private volatile Thread consumer;
 
-    public RegistrationRing(int size, Worker worker) {
+    /**
+     * Starts the consumer thread.
+     *
+     * @param size       slots, a power of two
+     * @param threadName the consumer thread's name
+     * @param worker     what the consumer runs
+     */
+    public RegistrationRing(int size, String threadName, Worker worker) {
         this.worker = worker;
         this.disruptor = new Disruptor<>(Event::new, size, r -> {
-            Thread t = new Thread(r, "rdma4j-registration-" + THREADS.incrementAndGet());
+            Thread t = new Thread(r, threadName);
             t.setDaemon(true);
             consumer = t;
             return t;
