@@ -149,9 +149,24 @@ public final class RdmaManager implements AutoCloseable {
         }
         this.backends = List.copyOf(opened);
         this.backendNames = backends.stream().map(Opened::name).toList();
-        this.ring = new RegistrationRing(settings.get(RdmaSettings.REGISTRATION_RING_SIZE),
-                "rdma4j-registration-" + controlEndpoint.port(), new Worker());
-        this.watchdog = new Watchdog("rdma4j-deadlines-" + controlEndpoint.port());
+        RegistrationRing startedRing = null;
+        try {
+            startedRing = new RegistrationRing(settings.get(RdmaSettings.REGISTRATION_RING_SIZE),
+                    "rdma4j-registration-" + controlEndpoint.port(), new Worker());
+            this.watchdog = new Watchdog("rdma4j-deadlines-" + controlEndpoint.port());
+        } catch (RuntimeException | Error e) { // threads could not start: undo what did
+            if (startedRing != null) {
+                startedRing.close(); // its worker closes the transports
+            } else {
+                for (int i = opened.size() - 1; i >= 0; i--) {
+                    opened.get(i).backend().close();
+                }
+            }
+            controlClient.close();
+            controlServer.close();
+            throw e;
+        }
+        this.ring = startedRing;
         state = PeerReadiness.State.READY;
         LOG.log(Level.DEBUG, () -> "rdma4j manager " + incarnation() + " ready on " + controlEndpoint
                 + " with transports " + backendNames);
@@ -550,12 +565,15 @@ public final class RdmaManager implements AutoCloseable {
         if (closed.get()) {
             return CompletableFuture.failedFuture(closedError());
         }
-        Map<Opened, List<BackendOp>> groups;
         try {
-            groups = groups(ops);
+            return runGroups(groups(ops), deadline, timeout);
         } catch (RuntimeException e) {
             return CompletableFuture.failedFuture(e);
         }
+    }
+
+    /** Submits each transport's group, all in parallel; the future fails with every group's error. */
+    private CompletableFuture<Void> runGroups(Map<Opened, List<BackendOp>> groups, Deadline deadline, Duration timeout) {
         List<CompletableFuture<Void>> running = new ArrayList<>();
         List<String> names = new ArrayList<>();
         for (var group : groups.entrySet()) {
@@ -617,7 +635,7 @@ public final class RdmaManager implements AutoCloseable {
         Map<Opened, List<BackendOp>> groups = groups(ops);
         if (groups.size() > 1) {
             try {
-                submit(ops, timeout).join();
+                runGroups(groups, deadline, timeout).join();
                 return;
             } catch (java.util.concurrent.CompletionException e) {
                 throw (RuntimeException) Errors.unwrap(e);
@@ -840,21 +858,35 @@ public final class RdmaManager implements AutoCloseable {
                     contexts.put(b.name(), ctx);
                     done.add(b);
                 } catch (Throwable t) {
-                    for (Opened d : done) {
-                        try {
-                            d.backend().release(id);
-                        } catch (Throwable rollback) {
-                            LOG.log(Level.WARNING, "rolling back buffer " + id + " on " + d.name() + " failed", rollback);
-                        }
-                    }
-                    closeQuietly(ownedArena);
+                    rollBack(id, done, ownedArena);
                     result.completeExceptionally(new RegistrationException(b.name(), "registering buffer " + id + " ("
                             + segment.byteSize() + " bytes) with " + b.name() + " failed: " + t.getMessage(), t));
                     return;
                 }
             }
+            RdmaRemoteBuffer token;
+            try {
+                token = new RdmaRemoteBuffer(incarnation, controlEndpoint, id, segment.byteSize(), key, contexts);
+            } catch (RuntimeException e) { // e.g. more transports than a token can carry
+                rollBack(id, done, ownedArena);
+                result.completeExceptionally(new RegistrationException(null, "buffer " + id
+                        + " cannot be described by a token: " + e.getMessage(), e));
+                return;
+            }
             table.put(new Registration(id, segment, key, ownedArena));
-            result.complete(new RdmaRemoteBuffer(incarnation, controlEndpoint, id, segment.byteSize(), key, contexts));
+            result.complete(token);
+        }
+
+        /** Releases {@code id} from the transports that registered it (errors only logged), frees owned memory. */
+        private void rollBack(long id, List<Opened> done, Arena ownedArena) {
+            for (Opened d : done) {
+                try {
+                    d.backend().release(id);
+                } catch (Throwable rollback) {
+                    LOG.log(Level.WARNING, "rolling back buffer " + id + " on " + d.name() + " failed", rollback);
+                }
+            }
+            closeQuietly(ownedArena);
         }
 
         @Override
