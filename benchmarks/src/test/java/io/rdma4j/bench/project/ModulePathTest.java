@@ -23,8 +23,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  */
 class ModulePathTest {
 
+    /** Directory names (reactor builds) and artifactIds (installed jars) of the library's jars. */
     private static final List<String> ARTIFACTS = List.of("rdma-spi", "rdma-api", "backend-tcp", "backend-ibverbs",
-            "disruptor", "caffeine");
+            "rdma4j-spi", "rdma4j-api", "rdma4j-transport-tcp", "rdma4j-transport-ibverbs", "disruptor", "caffeine");
 
     private static Path[] libraryEntries() {
         List<Path> paths = new ArrayList<>();
