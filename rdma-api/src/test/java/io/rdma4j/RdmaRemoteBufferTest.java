@@ -108,11 +108,15 @@ class RdmaRemoteBufferTest {
                 Arguments.of("null", null, "null"),
                 Arguments.of("empty", new byte[0], "truncated"),
                 Arguments.of("wrong magic", edit(good, b -> b.put(0, (byte) 'X')), "bad magic"),
-                Arguments.of("future version", edit(good, b -> b.put(4, (byte) 2)), "unsupported version 2"),
+                Arguments.of("future version", edit(good, b -> b.put(4, (byte) 3)),
+                        "unsupported version 3 (this library reads version 2; the token was made by a newer rdma4j)"),
                 Arguments.of("unknown flags", edit(good, b -> b.put(5, (byte) 1)), "unknown flags"),
-                Arguments.of("negative id", edit(good, b -> b.putLong(22, -1)), "negative buffer id"),
-                Arguments.of("zero size", edit(good, b -> b.putLong(30, 0)), "size must be positive"),
-                Arguments.of("negative size", edit(good, b -> b.putLong(30, Long.MIN_VALUE)), "size must be positive"),
+                Arguments.of("negative id", edit(good, b -> b.putLong(Tokens.ID_OFFSET, -1)), "negative buffer id"),
+                Arguments.of("negative offset", edit(good, b -> b.putLong(Tokens.OFFSET_OFFSET, -1)), "negative offset"),
+                Arguments.of("zero length", edit(good, b -> b.putLong(Tokens.LENGTH_OFFSET, 0)), "length must be positive"),
+                Arguments.of("negative length", edit(good, b -> b.putLong(Tokens.LENGTH_OFFSET, Long.MIN_VALUE)),
+                        "length must be positive"),
+                Arguments.of("range overflowing", edit(good, b -> b.putLong(Tokens.OFFSET_OFFSET, Long.MAX_VALUE)), "overflows"),
                 Arguments.of("empty host", edit(good, b -> b.put(hostLenAt, (byte) 0)), "empty owner host"),
                 Arguments.of("host longer than the token", edit(good, b -> b.put(hostLenAt, (byte) 0xff)), "truncated"),
                 Arguments.of("port zero", edit(good, b -> b.putShort(countAt - 2, (short) 0)), "owner port 0"),
@@ -122,15 +126,46 @@ class RdmaRemoteBufferTest {
                 Arguments.of("context length huge", edit(good, b -> b.putShort(countAt + 1 + 1 + 7, (short) 0xffff)),
                         "more than 4096"),
                 Arguments.of("duplicate transport", duplicateTransport(), "appears twice"),
-                Arguments.of("trailing bytes", Arrays.copyOf(good, good.length + 3), "3 trailing bytes"),
+                Arguments.of("trailing bytes", Tokens.resealed(withTrailingBytes(good, 3)), "3 trailing bytes before the checksum"),
+                Arguments.of("one byte changed", flipped(good, 40), "checksum mismatch"),
+                Arguments.of("checksum changed", flipped(good, good.length - 1), "checksum mismatch"),
+                Arguments.of("bytes appended", Arrays.copyOf(good, good.length + 3), "checksum mismatch"),
+                Arguments.of("version 1 token", version1Token(), "unsupported version 1 (this library reads version 2; "
+                        + "the token was made by an older rdma4j)"),
                 Arguments.of("oversized input", new byte[RdmaRemoteBuffer.MAX_ENCODED_BYTES + 1], "more than the"),
                 Arguments.of("host not UTF-8", invalidUtf8Host(), "not valid UTF-8"));
     }
 
+    /** A copy of {@code good} changed by {@code change}, its checksum made to match again. */
     private static byte[] edit(byte[] good, UnaryOperator<ByteBuffer> change) {
         byte[] copy = good.clone();
         change.apply(ByteBuffer.wrap(copy));
+        return Tokens.resealed(copy);
+    }
+
+    private static byte[] flipped(byte[] good, int at) {
+        byte[] copy = good.clone();
+        copy[at] ^= 0x01;
         return copy;
+    }
+
+    /** Inserts {@code n} zero bytes before the checksum. */
+    private static byte[] withTrailingBytes(byte[] good, int n) {
+        byte[] out = Arrays.copyOf(good, good.length + n);
+        System.arraycopy(good, good.length - 4, out, out.length - 4, 4);
+        Arrays.fill(out, good.length - 4, out.length - 4, (byte) 0);
+        return out;
+    }
+
+    /** A token as rdma4j 0.x wrote it (wire format version 1: no offset, no checksum). */
+    private static byte[] version1Token() {
+        byte[] host = "10.1.2.3".getBytes(java.nio.charset.StandardCharsets.US_ASCII);
+        ByteBuffer b = ByteBuffer.allocate(4 + 1 + 1 + 16 + 8 + 8 + 16 + 1 + host.length + 2 + 1 + 1 + 3 + 2 + 12);
+        b.put(new byte[] {'R', 'D', 'M', 'B'}).put((byte) 1).put((byte) 0).put(INCARNATION).putLong(7).putLong(1 << 20)
+                .put(KEY).put((byte) host.length).put(host).putShort((short) 40123).put((byte) 1)
+                .put((byte) 3).put("tcp".getBytes(java.nio.charset.StandardCharsets.US_ASCII)).putShort((short) 12)
+                .put(bytes(12, 3));
+        return b.array();
     }
 
     private static byte[] duplicateTransport() {
@@ -138,19 +173,19 @@ class RdmaRemoteBufferTest {
         ctx.put("aaa", new byte[1]);
         ctx.put("bbb", new byte[1]);
         byte[] raw = token(ctx).toBytes();
-        // rename the second "bbb" to "aaa"
-        int at = raw.length - 1 - 2 - 3;
+        // rename the second "bbb" to "aaa": it sits before its length (2), its byte and the checksum (4)
+        int at = raw.length - 4 - 1 - 2 - 3;
         raw[at] = 'a';
         raw[at + 1] = 'a';
         raw[at + 2] = 'a';
-        return raw;
+        return Tokens.resealed(raw);
     }
 
     private static byte[] invalidUtf8Host() {
         RdmaRemoteBuffer t = new RdmaRemoteBuffer(INCARNATION, new Endpoint("ab", 1), 0, 1, KEY, Map.of());
         byte[] raw = t.toBytes();
         raw[Tokens.KEY_OFFSET + 16 + 1] = (byte) 0xC3; // lead byte followed by ASCII: malformed
-        return raw;
+        return Tokens.resealed(raw);
     }
 
     @ParameterizedTest(name = "{0}")
@@ -174,26 +209,43 @@ class RdmaRemoteBufferTest {
     }
 
     @Test
-    void fromBytes_randomCorruption_eitherDecodesOrFailsWithIllegalArgument() {
+    void fromBytes_everySingleByteChange_refusedAndNeverNamesAnotherBuffer() {
         byte[] good = sample().toBytes();
-        Random random = new Random(20261202);
+        int mutants = 0;
+        List<String> decoded = new java.util.ArrayList<>();
 
-        for (int i = 0; i < 20_000; i++) {
+        for (int at = 0; at < good.length; at++) {
+            for (int v = 0; v < 256; v++) {
+                if ((byte) v == good[at]) {
+                    continue;
+                }
+                byte[] raw = good.clone();
+                raw[at] = (byte) v;
+                mutants++;
+                try {
+                    decoded.add("byte " + at + " = " + v + " -> " + RdmaRemoteBuffer.fromBytes(raw));
+                } catch (IllegalArgumentException expected) {
+                    assertTrue(expected.getMessage().startsWith("malformed RDMA buffer token"), expected.getMessage());
+                }
+            }
+        }
+
+        assertEquals(good.length * 255, mutants);
+        assertEquals(List.of(), decoded, "single-byte mutants of a " + good.length + "-byte token that still decode");
+    }
+
+    @Test
+    void fromBytes_everySingleBitFlip_refusedAsCorrupted() {
+        byte[] good = sample().toBytes();
+
+        for (int bit = 0; bit < good.length * 8; bit++) {
             byte[] raw = good.clone();
-            int flips = 1 + random.nextInt(4);
-            for (int f = 0; f < flips; f++) {
-                raw[random.nextInt(raw.length)] = (byte) random.nextInt(256);
-            }
-            if (random.nextInt(8) == 0) {
-                raw = Arrays.copyOf(raw, random.nextInt(raw.length * 2));
-            }
-            try {
-                RdmaRemoteBuffer t = RdmaRemoteBuffer.fromBytes(raw);
-                assertArrayEquals(raw, t.toBytes(), "a decoded token re-encodes to the same bytes");
-            } catch (IllegalArgumentException expected) {
-                assertTrue(expected.getMessage().startsWith("malformed RDMA buffer token"), expected.getMessage());
-            } catch (RuntimeException | Error other) {
-                fail("corruption " + i + " threw " + other, other);
+            raw[bit / 8] ^= (byte) (1 << (bit % 8));
+            int flipped = bit;
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> RdmaRemoteBuffer.fromBytes(raw),
+                    () -> "bit " + flipped);
+            if (bit / 8 > 5) { // past magic, version and flags the checksum is what catches it
+                assertTrue(e.getMessage().contains("checksum mismatch"), e.getMessage());
             }
         }
     }
@@ -210,5 +262,124 @@ class RdmaRemoteBufferTest {
     @Test
     void constructor_contextLargerThanTheLimit_rejected() {
         assertThrows(IllegalArgumentException.class, () -> token(Map.of("tcp", new byte[4097])));
+    }
+
+    @Test
+    void wholeBufferToken_startsAtOffsetZero() {
+        assertEquals(0, sample().offset());
+    }
+
+    @Test
+    void slice_namesPartOfTheSameBufferWithTheSameKeyAndTransports() {
+        RdmaRemoteBuffer whole = sample();
+
+        RdmaRemoteBuffer part = whole.slice(4096, 100);
+
+        assertEquals(4096, part.offset());
+        assertEquals(100, part.size());
+        assertEquals(whole.id(), part.id());
+        assertEquals(whole.owner(), part.owner());
+        assertEquals(whole.ownerIncarnation(), part.ownerIncarnation());
+        assertArrayEquals(whole.accessKey(), part.accessKey());
+        assertEquals(whole.transports(), part.transports());
+        assertEquals(1 << 20, whole.size(), "the token sliced is unchanged");
+    }
+
+    @Test
+    void slice_ofASlice_countsItsOffsetFromTheStartOfTheBuffer() {
+        RdmaRemoteBuffer part = sample().slice(1000, 500).slice(100, 50);
+
+        assertEquals(1100, part.offset());
+        assertEquals(50, part.size());
+    }
+
+    @Test
+    void slice_survivesEncodingWithItsRange() {
+        RdmaRemoteBuffer part = sample().slice(12345, 678);
+
+        RdmaRemoteBuffer back = RdmaRemoteBuffer.fromBytes(part.toBytes());
+
+        assertEquals(part, back);
+        assertEquals(12345, back.offset());
+        assertEquals(678, back.size());
+    }
+
+    @Test
+    void slice_ofTheWholeBuffer_equalsTheToken() {
+        RdmaRemoteBuffer whole = sample();
+
+        assertEquals(whole, whole.slice(0, whole.size()));
+        assertEquals(whole.hashCode(), whole.slice(0, whole.size()).hashCode());
+    }
+
+    @Test
+    void equalsAndHashCode_tellSlicesOfDifferentRangesApart() {
+        RdmaRemoteBuffer whole = sample();
+
+        assertFalse(whole.slice(0, 10).equals(whole.slice(1, 10)));
+        assertFalse(whole.slice(0, 10).equals(whole.slice(0, 11)));
+        assertFalse(whole.equals(whole.slice(0, 10)));
+        assertEquals(whole.slice(5, 10), whole.slice(5, 10));
+        assertEquals(whole.slice(5, 10).hashCode(), whole.slice(5, 10).hashCode());
+        assertFalse(whole.slice(0, 10).hashCode() == whole.slice(1, 10).hashCode());
+    }
+
+    @Test
+    void toString_showsTheSliceRange() {
+        String s = sample().slice(64, 32).toString();
+
+        assertTrue(s.contains("offset=64"), s);
+        assertTrue(s.contains("size=32"), s);
+    }
+
+    static Stream<Arguments> slicesOutside() {
+        long size = 1 << 20;
+        return Stream.of(
+                Arguments.of(-1L, 10L),
+                Arguments.of(0L, 0L),
+                Arguments.of(0L, -5L),
+                Arguments.of(0L, size + 1),
+                Arguments.of(size, 1L),
+                Arguments.of(size - 10, 11L),
+                Arguments.of(Long.MAX_VALUE, 1L),
+                Arguments.of(1L, Long.MAX_VALUE),
+                Arguments.of(Long.MIN_VALUE, Long.MIN_VALUE));
+    }
+
+    @ParameterizedTest(name = "offset {0}, length {1}")
+    @MethodSource("slicesOutside")
+    void slice_notInsideTheToken_rejectedNamingTheRange(long offset, long length) {
+        RdmaRemoteBuffer whole = sample();
+
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> whole.slice(offset, length));
+
+        assertTrue(e.getMessage().startsWith("slice [" + offset + ", " + offset + " + " + length + ") is not inside the "
+                + whole.size() + " bytes"), e.getMessage());
+    }
+
+    @Test
+    void slice_boundsAreThoseOfTheSliceNotOfTheBuffer() {
+        RdmaRemoteBuffer part = sample().slice(100, 50);
+
+        part.slice(49, 1);
+        assertThrows(IllegalArgumentException.class, () -> part.slice(50, 1));
+        assertThrows(IllegalArgumentException.class, () -> part.slice(0, 51));
+    }
+
+    @Test
+    void refFor_sliceAtOffsetZero_isThePrefixOfTheBuffer() {
+        RemoteBufferRef ref = sample().slice(0, 64).refFor("tcp");
+
+        assertEquals(64, ref.size());
+        assertEquals(7, ref.bufferId());
+    }
+
+    @Test
+    void refFor_sliceAtANonzeroOffset_refusedUntilTransportsTakeOffsets() {
+        RdmaRemoteBuffer part = sample().slice(64, 32);
+
+        UnsupportedOperationException e = assertThrows(UnsupportedOperationException.class, () -> part.refFor("tcp"));
+
+        assertTrue(e.getMessage().contains("nonzero offset"), e.getMessage());
     }
 }

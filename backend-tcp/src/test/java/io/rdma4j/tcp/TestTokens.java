@@ -6,16 +6,18 @@ import io.rdma4j.spi.Endpoint;
 import java.io.ByteArrayOutputStream;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
+import java.util.zip.CRC32C;
 
 /**
  * Crafting tokens, following the layout documented on {@link RdmaRemoteBuffer}: magic (4),
- * version (1), flags (1), incarnation (16), id (8), size (8), access key (16), host length (1),
- * host, port (2), context count (1), then per context: name length (1), name, length (2), bytes.
+ * version (1), flags (1), incarnation (16), id (8), offset (8), length (8), access key (16), host
+ * length (1), host, port (2), context count (1), then per context: name length (1), name, length
+ * (2), bytes; last a CRC32C (4) of everything before it.
  */
 final class TestTokens {
 
     /** Offset of the access key in the encoded token. */
-    static final int KEY_OFFSET = 4 + 1 + 1 + 16 + 8 + 8;
+    static final int KEY_OFFSET = 4 + 1 + 1 + 16 + 8 + 8 + 8;
 
     private TestTokens() {
     }
@@ -24,7 +26,7 @@ final class TestTokens {
     static RdmaRemoteBuffer withFlippedKeyByte(RdmaRemoteBuffer token) {
         byte[] raw = token.toBytes();
         raw[KEY_OFFSET + 3] ^= 0x5a;
-        return RdmaRemoteBuffer.fromBytes(raw);
+        return RdmaRemoteBuffer.fromBytes(resealed(raw));
     }
 
     /** The data endpoint the token's tcp context names. */
@@ -61,7 +63,16 @@ final class TestTokens {
             out.write(ctx.length & 0xff);
             out.writeBytes(ctx);
         }
-        return RdmaRemoteBuffer.fromBytes(out.toByteArray());
+        out.writeBytes(new byte[4]); // the checksum, written next
+        return RdmaRemoteBuffer.fromBytes(resealed(out.toByteArray()));
+    }
+
+    /** Rewrites the trailing checksum of an edited encoding. */
+    private static byte[] resealed(byte[] raw) {
+        CRC32C crc = new CRC32C();
+        crc.update(raw, 0, raw.length - 4);
+        ByteBuffer.wrap(raw).putInt(raw.length - 4, (int) crc.getValue());
+        return raw;
     }
 
     /** The same token, pointing its tcp context at {@code dataEndpoint}. */
