@@ -1,0 +1,119 @@
+package io.rdma4j.shm.ffi;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.FunctionDescriptor;
+import java.lang.foreign.Linker;
+import java.lang.foreign.MemoryLayout;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.StructLayout;
+import java.lang.invoke.MethodHandle;
+import java.lang.invoke.VarHandle;
+import java.util.Objects;
+
+import static java.lang.foreign.ValueLayout.JAVA_INT;
+import static java.lang.foreign.ValueLayout.JAVA_LONG;
+
+/**
+ * The C library calls of the same-host transport, bound through the FFM API from the JVM's
+ * default lookup:
+ * <pre>
+ *   ssize_t process_vm_readv(pid_t pid, const struct iovec *local_iov, unsigned long liovcnt,
+ *                            const struct iovec *remote_iov, unsigned long riovcnt, unsigned long flags);
+ *   ssize_t process_vm_writev(... same ...);          // both: -1 and errno on failure
+ *   int prctl(int option, ...);                        // variadic; -1 and errno on failure
+ * </pre>
+ * The copies themselves go through {@link ProcessVmCopier}, which owns preallocated
+ * {@code iovec}s; this class holds the handles and the process-wide probe.
+ *
+ * <p>Nothing is bound until first use ({@link #probe()}, {@link #allowAnyPtracer()}, or a copier);
+ * a missing symbol then surfaces as the probe's reason, never as an error while the provider is
+ * merely instantiated. Thread-safe.
+ */
+@SuppressWarnings("restricted")     // this package is where the restricted FFM calls are meant to live
+public final class Libc {
+
+    /** {@code PR_SET_PTRACER} of {@code <linux/prctl.h>}: 0x59616d61 ("Yama"). */
+    static final int PR_SET_PTRACER = 0x59616d61;
+    /** {@code PR_SET_PTRACER_ANY}: {@code ((unsigned long)-1)}. */
+    static final long PR_SET_PTRACER_ANY = -1L;
+
+    static final StructLayout CAPTURE_STATE = Linker.Option.captureStateLayout();
+    static final VarHandle ERRNO = CAPTURE_STATE.varHandle(MemoryLayout.PathElement.groupElement("errno"));
+
+    private Libc() {
+    }
+
+    /**
+     * Whether cross-memory attach works in this process: one {@code process_vm_readv} of 8 bytes
+     * of this process's own memory (always allowed by the ptrace rules, so a refusal means a
+     * seccomp filter or a kernel without the call). Runs once; later calls return the cached text.
+     *
+     * @return {@code ""} when the call works; otherwise why not, e.g.
+     *         "process_vm_readv is refused in this process: errno 1 (Operation not permitted)
+     *         (a seccomp filter or container policy?)"; never throws
+     */
+    public static String probe() {
+        return ProbeHolder.REASON;
+    }
+
+    private static final class ProbeHolder {
+        static final String REASON = runProbe();
+    }
+
+    private static String runProbe() {
+        try (Arena arena = Arena.ofConfined(); ProcessVmCopier copier = new ProcessVmCopier()) {
+            MemorySegment source = arena.allocate(JAVA_LONG).fill((byte) 0x5a);
+            MemorySegment target = arena.allocate(JAVA_LONG);
+            int errno = copier.read(ProcessHandle.current().pid(), target, 0, source.address(), source.byteSize());
+            if (errno == 0 && target.get(JAVA_LONG, 0) == source.get(JAVA_LONG, 0)) {
+                return "";
+            }
+            if (errno == Errno.ENOSYS) {
+                return "process_vm_readv is not implemented by this kernel (CONFIG_CROSS_MEMORY_ATTACH off): "
+                        + Errno.describe(errno);
+            }
+            return "process_vm_readv is refused in this process: " + Errno.describe(errno)
+                    + (errno == Errno.EPERM ? " (a seccomp filter or container policy?)" : "");
+        } catch (Throwable t) {     // a broken binding must become a reason, never a crash
+            return "binding process_vm_readv failed: " + t;
+        }
+    }
+
+    /**
+     * {@code prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0)}: under Yama's
+     * {@code ptrace_scope = 1}, lets any process of this user attach to this one (what
+     * {@code process_vm_readv} from a same-host peer needs). Without Yama the kernel answers
+     * {@link Errno#EINVAL}.
+     *
+     * @return 0 on success, otherwise the {@code errno}; never throws for a failed call
+     * @throws IllegalStateException if {@code prctl} cannot be bound
+     */
+    public static int allowAnyPtracer() {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment state = arena.allocate(CAPTURE_STATE);
+            int rc = (int) Prctl.HANDLE.invokeExact(state, PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0L, 0L, 0L);
+            return rc == 0 ? 0 : (int) ERRNO.get(state, 0L);
+        } catch (Throwable t) {
+            throw new IllegalStateException("prctl(PR_SET_PTRACER) could not be called: " + t, t);
+        }
+    }
+
+    /** {@code int prctl(int option, ...)}: the four trailing {@code unsigned long}s are variadic. */
+    private static final class Prctl {
+        static final MethodHandle HANDLE = downcall("prctl",
+                FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_LONG),
+                Linker.Option.firstVariadicArg(1), Linker.Option.captureCallState("errno"));
+    }
+
+    /**
+     * Binds {@code symbol} from the default lookup.
+     *
+     * @throws UnsatisfiedLinkError if the C library lacks the symbol
+     */
+    static MethodHandle downcall(String symbol, FunctionDescriptor descriptor, Linker.Option... options) {
+        Linker linker = Linker.nativeLinker();
+        MemorySegment address = linker.defaultLookup().find(Objects.requireNonNull(symbol))
+                .orElseThrow(() -> new UnsatisfiedLinkError("the C library has no symbol " + symbol));
+        return linker.downcallHandle(address, descriptor, options);
+    }
+}
