@@ -1,5 +1,6 @@
 package io.rdma4j.shm.ffi;
 
+import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.Linker;
@@ -10,6 +11,7 @@ import java.lang.invoke.MethodHandle;
 import java.lang.invoke.VarHandle;
 import java.util.Objects;
 
+import static java.lang.foreign.ValueLayout.ADDRESS;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
@@ -21,6 +23,9 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
  *                            const struct iovec *remote_iov, unsigned long riovcnt, unsigned long flags);
  *   ssize_t process_vm_writev(... same ...);          // both: -1 and errno on failure
  *   int prctl(int option, ...);                        // variadic; -1 and errno on failure
+ *   int memfd_create(const char *name, unsigned int flags);   // fd, or -1 and errno
+ *   int ftruncate(int fd, off_t length);               // -1 and errno on failure
+ *   int close(int fd);
  * </pre>
  * The copies themselves go through {@link ProcessVmCopier}, which owns preallocated
  * {@code iovec}s; this class holds the handles and the process-wide probe.
@@ -103,6 +108,67 @@ public final class Libc {
         static final MethodHandle HANDLE = downcall("prctl",
                 FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_LONG),
                 Linker.Option.firstVariadicArg(1), Linker.Option.captureCallState("errno"));
+    }
+
+    /** {@code MFD_CLOEXEC} of {@code <sys/mman.h>}: the descriptor is not inherited by child processes. */
+    static final int MFD_CLOEXEC = 1;
+
+    /**
+     * Creates an anonymous memory file of {@code size} bytes (zero-filled, pages allocated on
+     * first touch): {@code memfd_create(name, MFD_CLOEXEC)} then {@code ftruncate(fd, size)}.
+     * The caller owns the descriptor and must {@link #close(int)} it exactly once; the memory
+     * lives until the descriptor and every mapping of it are gone.
+     *
+     * @param name a name for {@code /proc/<pid>/fd} listings, e.g. "rdma4j-shm"; at most 249 bytes
+     * @param size the file's length in bytes
+     * @return the new file descriptor
+     * @throws IOException naming the call and the errno text when either call fails (the
+     *                             descriptor is then already closed)
+     */
+    public static int memfdCreate(String name, long size) throws IOException {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment state = arena.allocate(CAPTURE_STATE);
+            int fd = (int) MemFd.CREATE.invokeExact(state, arena.allocateFrom(name), MFD_CLOEXEC);
+            if (fd < 0) {
+                throw new IOException("memfd_create(" + name + ") failed: "
+                        + Errno.describe((int) ERRNO.get(state, 0L)));
+            }
+            if ((int) MemFd.FTRUNCATE.invokeExact(state, fd, size) != 0) {
+                int errno = (int) ERRNO.get(state, 0L);
+                close(fd);
+                throw new IOException("ftruncate(memfd " + name + ", " + size + ") failed: " + Errno.describe(errno));
+            }
+            return fd;
+        } catch (IOException e) {
+            throw e;
+        } catch (Throwable t) {
+            throw new IllegalStateException("memfd_create could not be called: " + t, t);
+        }
+    }
+
+    /**
+     * {@code close(fd)}.
+     *
+     * @param fd a descriptor this process owns; closed exactly once by its owner
+     * @return 0, or the {@code errno} of a failed close (the descriptor is gone either way on Linux)
+     * @throws IllegalStateException if {@code close} cannot be bound
+     */
+    public static int close(int fd) {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment state = arena.allocate(CAPTURE_STATE);
+            return (int) MemFd.CLOSE.invokeExact(state, fd) == 0 ? 0 : (int) ERRNO.get(state, 0L);
+        } catch (Throwable t) {
+            throw new IllegalStateException("close could not be called: " + t, t);
+        }
+    }
+
+    private static final class MemFd {
+        static final MethodHandle CREATE = downcall("memfd_create", FunctionDescriptor.of(JAVA_INT,
+                ADDRESS, JAVA_INT), Linker.Option.captureCallState("errno"));
+        static final MethodHandle FTRUNCATE = downcall("ftruncate", FunctionDescriptor.of(JAVA_INT,
+                JAVA_INT, JAVA_LONG), Linker.Option.captureCallState("errno"));
+        static final MethodHandle CLOSE = downcall("close", FunctionDescriptor.of(JAVA_INT, JAVA_INT),
+                Linker.Option.captureCallState("errno"));
     }
 
     /**

@@ -1,0 +1,121 @@
+package io.rdma4j.shm;
+
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import java.io.IOException;
+import java.time.Duration;
+import java.util.HashSet;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+class AccessTableTest {
+
+    private static final long SELF = ProcessHandle.current().pid();
+
+    private AccessTable owner;
+    private AccessTable holder;
+
+    @BeforeEach
+    void open() throws IOException {
+        owner = AccessTable.create();
+        holder = AccessTable.attach(SELF, owner.fd());    // a second mapping of the same pages
+    }
+
+    @AfterEach
+    void close() {
+        holder.close();
+        owner.close();
+        owner.close();                                     // idempotent
+    }
+
+    @Test
+    void assign_givesDistinctSlotsAndGenerations() {
+        Set<Integer> slots = new HashSet<>();
+        Set<Long> generations = new HashSet<>();
+        for (int i = 0; i < 100; i++) {
+            AccessTable.Slot s = owner.assign().orElseThrow();
+            slots.add(s.index());
+            generations.add(s.generation());
+        }
+
+        assertEquals(100, slots.size());
+        assertEquals(100, generations.size());
+    }
+
+    @Test
+    void assign_afterRevoke_reusesSlotWithNewGeneration() {
+        AccessTable.Slot first = owner.assign().orElseThrow();
+        assertTrue(owner.revoke(first, Duration.ofSeconds(5)));
+
+        AccessTable.Slot second = owner.assign().orElseThrow();
+
+        assertEquals(first.index(), second.index());
+        assertTrue(second.generation() > first.generation());
+        assertEquals(AccessTable.RELEASED, holder.enter(first), "the old generation stays refused");
+    }
+
+    @Test
+    void enter_publishedSlot_claimsRowSeenThroughOtherMapping() {
+        AccessTable.Slot s = owner.assign().orElseThrow();
+
+        int row = holder.enter(s);
+
+        assertTrue(row >= 0);
+        assertTrue(holder.isCurrent(s));
+        assertFalse(owner.revoke(s, Duration.ofMillis(50)), "the owner sees the copy in flight");
+        holder.exit(row);
+    }
+
+    @Test
+    void enter_afterRevoke_isRefused() {
+        AccessTable.Slot s = owner.assign().orElseThrow();
+
+        assertTrue(owner.revoke(s, Duration.ofSeconds(5)));
+
+        assertEquals(AccessTable.RELEASED, holder.enter(s));
+        assertFalse(holder.isCurrent(s));
+    }
+
+    @Test
+    void revoke_copyInFlight_returnsOnceHolderExits() throws Exception {
+        AccessTable.Slot s = owner.assign().orElseThrow();
+        int row = holder.enter(s);
+        CompletableFuture<Boolean> revoked = CompletableFuture.supplyAsync(() -> owner.revoke(s, Duration.ofSeconds(30)));
+        while (holder.isCurrent(s)) {
+            Thread.onSpinWait();    // the owner has unpublished the slot and is now waiting for the row
+        }
+
+        holder.exit(row);
+
+        assertTrue(revoked.get(30, TimeUnit.SECONDS));
+        assertEquals(AccessTable.RELEASED, holder.enter(s));
+    }
+
+    @Test
+    void revoke_unknownOrFreeSlot_returnsAtOnce() {
+        assertTrue(owner.revoke(new AccessTable.Slot(7, 42), Duration.ofMillis(1)));
+    }
+
+    @Test
+    void assign_onHolderView_throwsIllegalState() {
+        assertThrows(IllegalStateException.class, () -> holder.assign());
+    }
+
+    @Test
+    void attach_processWithoutThatDescriptor_throwsNamingThePath() throws Exception {
+        Process p = new ProcessBuilder("true").start();
+        assertTrue(p.waitFor(30, TimeUnit.SECONDS));
+
+        var e = assertThrows(IOException.class, () -> AccessTable.attach(p.pid(), 3));
+
+        assertTrue(e.getMessage().contains("/proc/" + p.pid() + "/fd/3"), e.getMessage());
+    }
+}
