@@ -5,13 +5,20 @@ import io.rdma4j.spi.BackendProvider;
 import io.rdma4j.spi.Setting;
 import org.junit.jupiter.api.Test;
 
+import org.junit.jupiter.api.Timeout;
+
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.ServiceLoader;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
@@ -19,6 +26,10 @@ import static org.junit.jupiter.api.Assertions.fail;
 class ReadmeTest {
 
     private static String readme() throws IOException {
+        return Files.readString(root().resolve("README.md"));
+    }
+
+    private static Path root() {
         Path p = Path.of("").toAbsolutePath();
         while (p != null && !(Files.exists(p.resolve("README.md")) && Files.isDirectory(p.resolve("rdma-spi")))) {
             p = p.getParent();
@@ -26,7 +37,7 @@ class ReadmeTest {
         if (p == null) {
             fail("cannot find the repository root from " + Path.of("").toAbsolutePath());
         }
-        return Files.readString(p.resolve("README.md"));
+        return p;
     }
 
     @Test
@@ -53,5 +64,61 @@ class ReadmeTest {
 
         assertTrue(readme.contains("bin/rdma-perf"));
         assertTrue(readme.contains("bin/test"));
+    }
+
+    @Test
+    void links_pointAtFilesOfTheRepository() throws IOException {
+        for (String name : List.of("README.md", "benchmarks/README.md")) {
+            Path file = root().resolve(name);
+            Matcher m = Pattern.compile("\\]\\(([^)#\\s]+)[^)]*\\)").matcher(Files.readString(file));
+            while (m.find()) {
+                String target = m.group(1);
+                if (!target.startsWith("http")) {
+                    assertTrue(Files.exists(file.getParent().resolve(target)), name + " links to missing " + target);
+                }
+            }
+        }
+    }
+
+    /**
+     * The README's jshell session, typed into a jshell with the library on its class path, prints
+     * what the README shows ({@code $N}, ports and blank lines aside).
+     */
+    @Test
+    @Timeout(120)
+    void jshellSession_printsWhatTheReadmeShows() throws Exception {
+        List<String> session = jshellSession(readme());
+        List<String> input = session.stream().filter(l -> l.startsWith(PROMPT)).map(l -> l.substring(PROMPT.length())).toList();
+        List<String> expected = session.stream().filter(l -> !l.startsWith(PROMPT)).map(ReadmeTest::normalise).toList();
+        assertTrue(input.size() > 5 && expected.size() > 5, session.toString());
+
+        Path jshell = Path.of(System.getProperty("java.home"), "bin", "jshell");
+        Process process = new ProcessBuilder(jshell.toString(), "-q", "--class-path", System.getProperty("java.class.path"),
+                "-R--enable-native-access=ALL-UNNAMED", "-R-Djava.util.logging.config.file=/dev/null")
+                .redirectErrorStream(true).start();
+        process.getOutputStream().write((String.join("\n", input) + "\n/exit\n").getBytes(StandardCharsets.UTF_8));
+        process.getOutputStream().close();
+        String output = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertTrue(process.waitFor(60, TimeUnit.SECONDS), output);
+
+        List<String> actual = output.replace(PROMPT, "\n").lines().map(String::strip).filter(l -> !l.isEmpty())
+                .map(ReadmeTest::normalise).toList();
+        List<String> shown = actual.stream().filter(expected::contains).toList();
+        assertEquals(expected, shown, "jshell printed:\n" + output);
+    }
+
+    private static final String PROMPT = "jshell> ";
+
+    /** The lines after {@code $ bin/rdma-jshell} up to the end of the code block. */
+    private static List<String> jshellSession(String readme) {
+        int start = readme.indexOf("$ bin/rdma-jshell\n");
+        assertTrue(start >= 0, "README has no jshell session");
+        int end = readme.indexOf("```", start);
+        return readme.substring(start, end).lines().skip(1).map(String::stripTrailing)
+                .map(l -> l.startsWith(PROMPT) ? l.replaceAll("\\s+//.*$", "") : l.strip()).toList();
+    }
+
+    private static String normalise(String line) {
+        return line.replaceAll("^\\$\\d+ ==>", "\\$N ==>").replaceAll(":\\d{2,5}\\b", ":PORT");
     }
 }
