@@ -12,9 +12,9 @@ import io.rdma4j.spi.TransportException.Kind;
 
 import java.io.BufferedInputStream;
 import java.io.BufferedOutputStream;
-import java.io.DataInputStream;
-import java.io.DataOutputStream;
 import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
 import java.net.ConnectException;
 import java.net.InetSocketAddress;
 import java.net.Socket;
@@ -29,7 +29,9 @@ import java.util.concurrent.locks.LockSupport;
 /**
  * Talks to peers' control endpoints. Connections are pooled per peer (Caffeine, idle expiry,
  * closed on eviction); a connection serves one request at a time and is discarded after any
- * failure. Every call runs on its own virtual thread and is bounded by its deadline.
+ * failure. Every call runs on its own virtual thread and ends by its deadline whatever the peer
+ * does (silent, trickling bytes, not reading): connecting is bounded by the time left, and a
+ * {@link SocketDeadline} closes the connection when the deadline passes mid-exchange.
  */
 public final class ControlClient implements AutoCloseable {
 
@@ -58,8 +60,8 @@ public final class ControlClient implements AutoCloseable {
 
     /** Remote release; fails with a {@link TransportException}. */
     public CompletableFuture<Void> release(Endpoint peer, long bufferId, byte[] accessKey, Deadline deadline) {
-        ByteBuffer b = ByteBuffer.allocate(24).putLong(bufferId).put(accessKey, 0, 16);
-        return call(peer, Frames.RELEASE, b.array(), deadline, "release of buffer " + bufferId).thenApply(r -> null);
+        return call(peer, Frames.RELEASE, Frames.release(bufferId, accessKey), deadline, "release of buffer " + bufferId)
+                .thenApply(r -> null);
     }
 
     /**
@@ -73,13 +75,12 @@ public final class ControlClient implements AutoCloseable {
             PeerReadiness last;
             while (true) {
                 try {
-                    ByteBuffer reply = ByteBuffer.wrap(exchange(peer, Frames.READINESS, new byte[0], deadline, "readiness probe"));
-                    int state = Byte.toUnsignedInt(reply.get());
-                    PeerReadiness.State[] states = PeerReadiness.State.values();
-                    if (state >= states.length || state == PeerReadiness.State.UNREACHABLE.ordinal()) {
-                        throw new TransportException(Kind.PROTOCOL, "readiness reply with unknown state " + state);
+                    byte[] reply = exchange(peer, Frames.READINESS, new byte[0], deadline, "readiness probe");
+                    try {
+                        last = Frames.parseReadiness(peer, ByteBuffer.wrap(reply));
+                    } catch (Frames.ProtocolException e) {
+                        throw new TransportException(Kind.PROTOCOL, "readiness probe of " + peer + ": " + e.getMessage(), e);
                     }
-                    last = new PeerReadiness(peer, states[state], Frames.getString(reply));
                     if (last.state() != PeerReadiness.State.STARTING) {
                         break;
                     }
@@ -102,11 +103,8 @@ public final class ControlClient implements AutoCloseable {
 
     /** A backend request; fails with a {@link TransportException}. */
     public CompletableFuture<byte[]> backendRequest(Endpoint peer, String backend, byte[] payload, Deadline deadline) {
-        ByteBuffer b = ByteBuffer.allocate(Frames.stringSize(backend) + Frames.stringSize(self.host()) + 2 + payload.length);
-        Frames.putString(b, backend);
-        Frames.putString(b, self.host());
-        b.putShort((short) self.port()).put(payload);
-        return call(peer, Frames.BACKEND, b.array(), deadline, backend + " control request");
+        return call(peer, Frames.BACKEND, Frames.transportRequest(backend, self, payload), deadline,
+                backend + " control request");
     }
 
     private CompletableFuture<byte[]> call(Endpoint peer, byte type, byte[] body, Deadline deadline, String what) {
@@ -121,46 +119,46 @@ public final class ControlClient implements AutoCloseable {
         return result;
     }
 
-    /** One request/reply; returns the OK body or throws a {@link TransportException}. */
+    /** One request/reply, ended by the deadline; returns the OK body or throws a {@link TransportException}. */
     private byte[] exchange(Endpoint peer, byte type, byte[] body, Deadline deadline, String what) throws IOException {
         if (closed) {
             throw new TransportException(Kind.INTERNAL, "control client closed");
         }
+        byte[] request = Frames.encode(type, body);
         Connection c = checkout(peer, deadline, what);
         boolean reusable = false;
+        SocketDeadline guard = SocketDeadline.closeAt(deadline, c.socket);
         try {
-            c.socket.setSoTimeout(timeoutMillis(deadline, peer, what));
-            Frames.write(c.out, type, body);
+            c.out.write(request);
+            c.out.flush();
             Frames.Frame reply = Frames.read(c.in);
             if (reply == null) {
                 throw new TransportException(Kind.PEER_UNREACHABLE, what + " to " + peer + ": connection closed by peer");
             }
-            byte[] replyBody = Frames.rest(reply.body());
-            reusable = true;
+            // A guard that fired has closed the socket, even if the reply made it in time.
+            reusable = guard.disarm();
             if (reply.type() == Frames.OK) {
-                return replyBody;
+                return Frames.rest(reply.body());
             }
             if (reply.type() == Frames.ERROR) {
-                ByteBuffer b = ByteBuffer.wrap(replyBody);
-                if (!b.hasRemaining()) {
-                    reusable = false;
-                    throw new TransportException(Kind.PROTOCOL, what + " to " + peer + ": empty error reply");
-                }
-                byte code = b.get();
-                String message = Frames.getString(b);
-                throw new TransportException(code == Frames.ERR_ACCESS_DENIED ? Kind.REMOTE_ACCESS
-                        : code == Frames.ERR_BAD_REQUEST ? Kind.PROTOCOL : Kind.REMOTE_ACCESS,
-                        what + " refused by " + peer + ": " + message);
+                Frames.Error error = Frames.parseError(reply.body());
+                throw new TransportException(error.code() == Frames.ERR_BAD_REQUEST ? Kind.PROTOCOL : Kind.REMOTE_ACCESS,
+                        what + " refused by " + peer + ": " + error.message());
             }
             reusable = false;
             throw new TransportException(Kind.PROTOCOL, what + " to " + peer + ": unexpected reply type " + reply.type());
-        } catch (SocketTimeoutException e) {
-            throw new TransportException(Kind.TIMEOUT, what + " to " + peer + " timed out", e);
-        } catch (Frames.ProtocolException e) {
-            throw new TransportException(Kind.PROTOCOL, what + " to " + peer + ": " + e.getMessage(), e);
         } catch (IOException e) {
+            reusable = false;
+            if (guard.fired() || e instanceof SocketTimeoutException) {
+                throw new TransportException(Kind.TIMEOUT, what + " to " + peer + " timed out: no complete reply by the "
+                        + "deadline", e);
+            }
+            if (e instanceof Frames.ProtocolException) {
+                throw new TransportException(Kind.PROTOCOL, what + " to " + peer + ": " + e.getMessage(), e);
+            }
             throw new TransportException(Kind.PEER_UNREACHABLE, what + " to " + peer + " failed: " + e, e);
         } finally {
+            guard.disarm();
             if (reusable && !closed) {
                 giveBack(peer, c);
             } else {
@@ -241,13 +239,13 @@ public final class ControlClient implements AutoCloseable {
 
     private static final class Connection {
         final Socket socket;
-        final DataInputStream in;
-        final DataOutputStream out;
+        final InputStream in;
+        final OutputStream out;
 
         Connection(Socket socket) throws IOException {
             this.socket = socket;
-            this.in = new DataInputStream(new BufferedInputStream(socket.getInputStream()));
-            this.out = new DataOutputStream(new BufferedOutputStream(socket.getOutputStream()));
+            this.in = new BufferedInputStream(socket.getInputStream());
+            this.out = new BufferedOutputStream(socket.getOutputStream());
         }
 
         void close() {

@@ -2,19 +2,19 @@ package io.rdma4j.internal.control;
 
 import io.rdma4j.PeerReadiness;
 import io.rdma4j.spi.BufferAccessException;
-import io.rdma4j.spi.Endpoint;
+import io.rdma4j.spi.Deadline;
 
 import java.io.BufferedInputStream;
 import java.io.BufferedOutputStream;
-import java.io.DataInputStream;
-import java.io.DataOutputStream;
 import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
 import java.lang.System.Logger.Level;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
 import java.net.SocketTimeoutException;
-import java.nio.ByteBuffer;
+import java.time.Duration;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.locks.LockSupport;
@@ -22,7 +22,10 @@ import java.util.concurrent.locks.LockSupport;
 /**
  * The manager's control endpoint: blocking sockets, one virtual thread per connection, frames
  * as in {@link Frames}. A malformed frame closes that connection and nothing else; a handler
- * failure becomes an error reply and the connection stays usable.
+ * failure becomes an error reply and the connection stays usable. Between requests a connection
+ * may idle; once a request's first byte is in, the rest of it, and later the reply, must each
+ * go through within the frame timeout, or the connection is closed: a peer trickling bytes
+ * cannot hold a connection thread.
  *
  * <pre>
  *   acceptor (virtual) --accept--&gt; connection thread (virtual): read frame -&gt; ControlService -&gt; reply
@@ -34,21 +37,30 @@ public final class ControlServer implements AutoCloseable {
     /** A connection silent for this long between requests is closed. */
     private static final int IDLE_TIMEOUT_MS = 10 * 60_000;
     private static final long ACCEPT_BACKOFF_NANOS = 50_000_000L;
+    /** How long the rest of a started request, or a reply, may take to go through. */
+    static final Duration FRAME_TIMEOUT = Duration.ofSeconds(30);
 
     private final ServerSocket server;
     private final ControlService service;
+    private final Duration frameTimeout;
     private final Set<Socket> connections = ConcurrentHashMap.newKeySet();
     private final Thread acceptor;
     private volatile boolean closed;
 
-    private ControlServer(ServerSocket server, ControlService service) {
+    private ControlServer(ServerSocket server, ControlService service, Duration frameTimeout) {
         this.server = server;
         this.service = service;
+        this.frameTimeout = frameTimeout;
         this.acceptor = Thread.ofVirtual().name("rdma4j-control-accept-" + server.getLocalPort()).start(this::acceptLoop);
     }
 
     /** Binds {@code bindHost:port} (0 = ephemeral) and starts serving {@code service}. */
     public static ControlServer start(String bindHost, int port, ControlService service) throws IOException {
+        return start(bindHost, port, service, FRAME_TIMEOUT);
+    }
+
+    /** {@link #start(String, int, ControlService)} with another frame timeout (tests). */
+    static ControlServer start(String bindHost, int port, ControlService service, Duration frameTimeout) throws IOException {
         ServerSocket s = new ServerSocket();
         try {
             s.setReuseAddress(true);
@@ -57,7 +69,7 @@ public final class ControlServer implements AutoCloseable {
             s.close();
             throw e;
         }
-        return new ControlServer(s, service);
+        return new ControlServer(s, service, frameTimeout);
     }
 
     /** The bound address (its port is the real one when 0 was asked). */
@@ -94,80 +106,67 @@ public final class ControlServer implements AutoCloseable {
     }
 
     private void serve(Socket s) {
+        SocketDeadline guard = null;
         try (s) {
             s.setTcpNoDelay(true);
             s.setSoTimeout(IDLE_TIMEOUT_MS);
-            DataInputStream in = new DataInputStream(new BufferedInputStream(s.getInputStream()));
-            DataOutputStream out = new DataOutputStream(new BufferedOutputStream(s.getOutputStream()));
+            InputStream in = new BufferedInputStream(s.getInputStream());
+            OutputStream out = new BufferedOutputStream(s.getOutputStream());
             while (!closed) {
-                Frames.Frame f = Frames.read(in);
-                if (f == null) {
+                int first = in.read();
+                if (first < 0) {
                     return;
                 }
+                guard = SocketDeadline.closeAt(Deadline.after(frameTimeout), s);
+                Frames.Frame f = Frames.readRest(first, in);
+                guard.disarm();
                 byte[] reply = handle(f);
-                if (reply == null) {
-                    return;
-                }
+                guard = SocketDeadline.closeAt(Deadline.after(frameTimeout), s);
                 out.write(reply);
                 out.flush();
+                guard.disarm();
             }
         } catch (SocketTimeoutException e) {
             LOG.log(Level.DEBUG, "closing idle control connection from " + s.getRemoteSocketAddress());
-        } catch (Frames.ProtocolException e) {
-            LOG.log(Level.WARNING, "closing control connection from " + s.getRemoteSocketAddress() + ": " + e.getMessage());
         } catch (IOException e) {
-            if (!closed) {
+            if (guard != null && guard.fired()) {
+                LOG.log(Level.INFO, "control endpoint " + localAddress() + ": closed a connection from "
+                        + s.getRemoteSocketAddress() + " whose request or reply did not go through within " + frameTimeout);
+            } else if (e instanceof Frames.ProtocolException) {
+                LOG.log(Level.WARNING, "closing control connection from " + s.getRemoteSocketAddress() + ": " + e.getMessage());
+            } else if (!closed) {
                 LOG.log(Level.DEBUG, "control connection from " + s.getRemoteSocketAddress() + " ended: " + e);
             }
         } finally {
+            if (guard != null) {
+                guard.disarm();
+            }
             connections.remove(s);
         }
     }
 
-    /** The encoded reply frame, or {@code null} to drop the connection (unknown request type). */
-    private byte[] handle(Frames.Frame f) throws Frames.ProtocolException {
-        ByteBuffer body = f.body();
+    /** The encoded reply frame; a malformed request throws, and the connection is dropped. */
+    private byte[] handle(Frames.Frame f) throws IOException {
         byte type;
         byte[] replyBody;
         try {
             switch (f.type()) {
                 case Frames.READINESS -> {
                     PeerReadiness r = service.readiness();
-                    ByteBuffer b = ByteBuffer.allocate(1 + Frames.stringSize(r.detail()));
-                    b.put((byte) r.state().ordinal());
-                    Frames.putString(b, r.detail());
-                    type = Frames.OK;
-                    replyBody = b.array();
+                    replyBody = Frames.readiness(r.state(), r.detail());
                 }
                 case Frames.RELEASE -> {
-                    if (body.remaining() != 8 + 16) {
-                        throw new Frames.ProtocolException("release request of " + body.remaining() + " bytes, expected 24");
-                    }
-                    long id = body.getLong();
-                    byte[] key = new byte[16];
-                    body.get(key);
-                    service.release(id, key);
-                    type = Frames.OK;
+                    Frames.Release release = Frames.parseRelease(f.body());
+                    service.release(release.bufferId(), release.accessKey());
                     replyBody = new byte[0];
                 }
                 case Frames.BACKEND -> {
-                    String name = Frames.getString(body);
-                    String host = Frames.getString(body);
-                    if (body.remaining() < 2) {
-                        throw new Frames.ProtocolException("truncated backend request");
-                    }
-                    int port = Short.toUnsignedInt(body.getShort());
-                    Endpoint from;
-                    try {
-                        from = new Endpoint(host, port);
-                    } catch (IllegalArgumentException e) {
-                        throw new Frames.ProtocolException("bad requester endpoint: " + e.getMessage());
-                    }
-                    replyBody = service.backendRequest(name, from, Frames.rest(body));
-                    type = Frames.OK;
+                    Frames.TransportRequest request = Frames.parseTransportRequest(f.body());
+                    replyBody = service.backendRequest(request.transport(), request.from(), request.payload());
                 }
                 default -> throw new Frames.ProtocolException("unknown control request type " + f.type());
             }
+            type = Frames.OK;
         } catch (Frames.ProtocolException e) {
             throw e;
         } catch (BufferAccessException e) {
@@ -178,9 +177,11 @@ public final class ControlServer implements AutoCloseable {
             String message = e.getMessage() == null ? e.toString() : e.getMessage();
             replyBody = Frames.error(e instanceof IllegalArgumentException ? Frames.ERR_BAD_REQUEST : Frames.ERR_FAILED, message);
         }
-        ByteBuffer frame = ByteBuffer.allocate(5 + replyBody.length);
-        frame.putInt(replyBody.length + 1).put(type).put(replyBody);
-        return frame.array();
+        try {
+            return Frames.encode(type, replyBody);
+        } catch (IOException tooLarge) { // a handler's reply over the limit: say so instead
+            return Frames.encode(Frames.ERROR, Frames.error(Frames.ERR_FAILED, tooLarge.getMessage()));
+        }
     }
 
     /** Stops listening, closes every connection. Idempotent. */

@@ -1,16 +1,19 @@
 package io.rdma4j.internal.control;
 
-import java.io.DataInputStream;
-import java.io.DataOutputStream;
-import java.io.EOFException;
+import io.rdma4j.PeerReadiness;
+import io.rdma4j.spi.Endpoint;
+
 import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
 
 /**
- * The control protocol's framing: {@code u32 length | u8 type | body}, big-endian, where
- * {@code length} counts the type byte and the body and may not exceed {@link #MAX_FRAME_BYTES}.
- * One request and its reply at a time per connection.
+ * The control protocol's framing and bodies: {@code u32 length | u8 type | body}, big-endian,
+ * where {@code length} counts the type byte and the body and may not exceed
+ * {@link #MAX_FRAME_BYTES}. One request and its reply at a time per connection.
  *
  * <pre>
  *   request  READINESS  (empty)                         reply OK: u8 state | str detail
@@ -20,10 +23,17 @@ import java.nio.charset.StandardCharsets;
  *   any reply ERROR     u8 code | str message           code: 1 access denied, 2 failed, 3 bad request
  *   str = u16 length | UTF-8 bytes
  * </pre>
+ *
+ * <p>Every decoder here is strict and total: it returns a value or throws
+ * {@link ProtocolException}, and allocates nothing sized by a length it has not checked: a frame
+ * body grows with the bytes that actually arrive, up to the checked length.
  */
 final class Frames {
 
     static final int MAX_FRAME_BYTES = io.rdma4j.spi.ControlChannel.MAX_PAYLOAD_BYTES + 4096;
+    /** A frame body's first allocation; it doubles as bytes arrive. */
+    private static final int INITIAL_BODY_BYTES = 4096;
+    static final int KEY_BYTES = 16;
 
     static final byte READINESS = 1;
     static final byte RELEASE = 2;
@@ -42,6 +52,18 @@ final class Frames {
     record Frame(byte type, ByteBuffer body) {
     }
 
+    /** A RELEASE request. */
+    record Release(long bufferId, byte[] accessKey) {
+    }
+
+    /** A BACKEND request: a transport's payload and who sent it. */
+    record TransportRequest(String transport, Endpoint from, byte[] payload) {
+    }
+
+    /** An ERROR reply. */
+    record Error(byte code, String message) {
+    }
+
     /** Thrown for a frame that breaks the protocol; the connection is closed. */
     static final class ProtocolException extends IOException {
         private static final long serialVersionUID = 1L;
@@ -55,36 +77,150 @@ final class Frames {
      * Reads one frame.
      *
      * @return the frame, or {@code null} on a clean end of stream before its first byte
+     * @throws ProtocolException for a length out of bounds or a stream that ends inside the frame
+     * @throws IOException       when reading fails
      */
-    static Frame read(DataInputStream in) throws IOException {
+    static Frame read(InputStream in) throws IOException {
         int first = in.read();
-        if (first < 0) {
-            return null;
+        return first < 0 ? null : readRest(first, in);
+    }
+
+    /**
+     * Reads the rest of a frame whose first byte was {@code first}.
+     *
+     * @throws ProtocolException for a length out of bounds or a stream that ends inside the frame
+     * @throws IOException       when reading fails
+     */
+    static Frame readRest(int first, InputStream in) throws IOException {
+        int length = first << 24;
+        for (int shift = 16; shift >= 0; shift -= 8) {
+            length |= readByte(in, "length") << shift;
         }
-        int length = (first << 24) | (in.readUnsignedByte() << 16) | (in.readUnsignedByte() << 8) | in.readUnsignedByte();
         if (length < 1 || length > MAX_FRAME_BYTES) {
             throw new ProtocolException("control frame length " + Integer.toUnsignedString(length)
                     + " outside [1, " + MAX_FRAME_BYTES + "]");
         }
-        byte type = in.readByte();
-        byte[] body = new byte[length - 1];
-        try {
-            in.readFully(body);
-        } catch (EOFException e) {
-            throw new ProtocolException("control frame truncated: expected " + (length - 1) + " body bytes");
+        byte type = (byte) readByte(in, "type");
+        int bodyLength = length - 1;
+        byte[] body = new byte[Math.min(bodyLength, INITIAL_BODY_BYTES)];
+        int filled = 0;
+        while (filled < bodyLength) {
+            if (filled == body.length) {
+                body = Arrays.copyOf(body, (int) Math.min(bodyLength, 2L * body.length));
+            }
+            int n = in.read(body, filled, body.length - filled);
+            if (n < 0) {
+                throw new ProtocolException("control frame truncated: " + filled + " of " + bodyLength + " body bytes");
+            }
+            filled += n;
         }
         return new Frame(type, ByteBuffer.wrap(body));
     }
 
-    static void write(DataOutputStream out, byte type, byte[] body) throws IOException {
+    private static int readByte(InputStream in, String what) throws IOException {
+        int b = in.read();
+        if (b < 0) {
+            throw new ProtocolException("control frame truncated in its " + what);
+        }
+        return b;
+    }
+
+    /** The encoded frame. */
+    static byte[] encode(byte type, byte[] body) throws IOException {
         if (body.length + 1 > MAX_FRAME_BYTES) {
             throw new IOException("control frame of " + (body.length + 1) + " bytes exceeds " + MAX_FRAME_BYTES);
         }
-        out.writeInt(body.length + 1);
-        out.writeByte(type);
-        out.write(body);
+        return ByteBuffer.allocate(5 + body.length).putInt(body.length + 1).put(type).put(body).array();
+    }
+
+    static void write(OutputStream out, byte type, byte[] body) throws IOException {
+        out.write(encode(type, body));
         out.flush();
     }
+
+    // ------------------------------------------------------------------ bodies
+
+    static byte[] release(long bufferId, byte[] accessKey) {
+        return ByteBuffer.allocate(8 + KEY_BYTES).putLong(bufferId).put(accessKey, 0, KEY_BYTES).array();
+    }
+
+    static Release parseRelease(ByteBuffer body) throws ProtocolException {
+        if (body.remaining() != 8 + KEY_BYTES) {
+            throw new ProtocolException("release request of " + body.remaining() + " bytes, expected " + (8 + KEY_BYTES));
+        }
+        long id = body.getLong();
+        byte[] key = new byte[KEY_BYTES];
+        body.get(key);
+        return new Release(id, key);
+    }
+
+    static byte[] transportRequest(String transport, Endpoint from, byte[] payload) {
+        ByteBuffer b = ByteBuffer.allocate(stringSize(transport) + stringSize(from.host()) + 2 + payload.length);
+        putString(b, transport);
+        putString(b, from.host());
+        return b.putShort((short) from.port()).put(payload).array();
+    }
+
+    static TransportRequest parseTransportRequest(ByteBuffer body) throws ProtocolException {
+        String name = getString(body);
+        String host = getString(body);
+        if (body.remaining() < 2) {
+            throw new ProtocolException("truncated backend request: no requester port");
+        }
+        int port = Short.toUnsignedInt(body.getShort());
+        Endpoint from;
+        try {
+            from = new Endpoint(host, port);
+        } catch (IllegalArgumentException e) {
+            throw new ProtocolException("bad requester endpoint: " + e.getMessage());
+        }
+        return new TransportRequest(name, from, rest(body));
+    }
+
+    static byte[] readiness(PeerReadiness.State state, String detail) {
+        ByteBuffer b = ByteBuffer.allocate(1 + stringSize(detail));
+        b.put((byte) state.ordinal());
+        putString(b, detail);
+        return b.array();
+    }
+
+    /** A readiness reply: READY, STARTING or FAILED with its detail; {@code peer} is the one asked. */
+    static PeerReadiness parseReadiness(Endpoint peer, ByteBuffer body) throws ProtocolException {
+        if (!body.hasRemaining()) {
+            throw new ProtocolException("empty readiness reply");
+        }
+        int state = Byte.toUnsignedInt(body.get());
+        PeerReadiness.State[] states = PeerReadiness.State.values();
+        if (state >= states.length || state == PeerReadiness.State.UNREACHABLE.ordinal()) {
+            throw new ProtocolException("readiness reply with unknown state " + state);
+        }
+        String detail = getString(body);
+        if (body.hasRemaining()) {
+            throw new ProtocolException("readiness reply with " + body.remaining() + " trailing bytes");
+        }
+        return new PeerReadiness(peer, states[state], detail);
+    }
+
+    static byte[] error(byte code, String message) {
+        ByteBuffer b = ByteBuffer.allocate(1 + stringSize(message));
+        b.put(code);
+        putString(b, message);
+        return b.array();
+    }
+
+    static Error parseError(ByteBuffer body) throws ProtocolException {
+        if (!body.hasRemaining()) {
+            throw new ProtocolException("empty error reply");
+        }
+        byte code = body.get();
+        String message = getString(body);
+        if (body.hasRemaining()) {
+            throw new ProtocolException("error reply with " + body.remaining() + " trailing bytes");
+        }
+        return new Error(code, message);
+    }
+
+    // ------------------------------------------------------------------ strings
 
     static void putString(ByteBuffer b, String s) {
         byte[] raw = s.getBytes(StandardCharsets.UTF_8);
@@ -107,13 +243,6 @@ final class Frames {
         byte[] raw = new byte[n];
         b.get(raw);
         return new String(raw, StandardCharsets.UTF_8);
-    }
-
-    static byte[] error(byte code, String message) {
-        ByteBuffer b = ByteBuffer.allocate(1 + stringSize(message));
-        b.put(code);
-        putString(b, message);
-        return b.array();
     }
 
     static byte[] rest(ByteBuffer b) {
