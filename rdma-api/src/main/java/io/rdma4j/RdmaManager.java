@@ -43,11 +43,9 @@ import java.util.ServiceLoader;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
-import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.locks.LockSupport;
 import java.util.function.Function;
 import java.util.regex.Pattern;
 
@@ -152,7 +150,7 @@ public final class RdmaManager implements AutoCloseable {
         RegistrationRing startedRing = null;
         try {
             startedRing = new RegistrationRing(settings.get(RdmaSettings.REGISTRATION_RING_SIZE),
-                    "rdma4j-registration-" + controlEndpoint.port(), new Worker());
+                    settings.get(RdmaSettings.REGISTRATION_QUEUE_TIMEOUT), "rdma4j-registration-" + controlEndpoint.port(), new Worker());
             this.watchdog = new Watchdog("rdma4j-deadlines-" + controlEndpoint.port());
         } catch (RuntimeException | Error e) { // threads could not start: undo what did
             if (startedRing != null) {
@@ -337,8 +335,9 @@ public final class RdmaManager implements AutoCloseable {
      * @param segment native, writable memory that every thread may access; the caller keeps owning
      *                it and must keep it alive until the buffer is released
      * @return the token; fails with {@link RegistrationException} (a transport refused; the others
-     *         were rolled back), {@link ManagerClosedException}, or
-     *         {@link RejectedExecutionException} when the registration ring is full
+     *         were rolled back), {@link ManagerClosedException}, or {@link RdmaTimeoutException} when
+     *         the registration ring stayed full for {@code rdma.registration.queueTimeout} (while it
+     *         is full, this call waits for room)
      * @throws IllegalArgumentException if the segment is on the heap, empty, read-only, confined to one
      *                                  thread (transports need shared access) or its arena is closed
      */
@@ -408,7 +407,7 @@ public final class RdmaManager implements AutoCloseable {
         } catch (IllegalStateException closedRing) {
             closeQuietly(owned);
             return CompletableFuture.failedFuture(closedError());
-        } catch (RejectedExecutionException full) {
+        } catch (RdmaException full) { // the ring stayed full
             closeQuietly(owned);
             return CompletableFuture.failedFuture(full);
         }
@@ -424,7 +423,9 @@ public final class RdmaManager implements AutoCloseable {
      * @param bufferId the id of a buffer this manager registered ({@link RdmaRemoteBuffer#id()})
      * @return completes when every transport released it; fails with {@link RdmaReleaseException}
      *         listing each transport that failed (the buffer is released anyway), or with
-     *         {@link RejectedExecutionException} when the ring is full (nothing was done)
+     *         {@link RdmaTimeoutException} when the ring stayed full for
+     *         {@code rdma.registration.queueTimeout} (nothing was done; while it is full, this call
+     *         waits for room)
      */
     public CompletableFuture<Void> release(long bufferId) {
         if (closed.get()) {
@@ -435,7 +436,7 @@ public final class RdmaManager implements AutoCloseable {
             ring.release(bufferId, result);
         } catch (IllegalStateException closedRing) {
             return CompletableFuture.completedFuture(null);
-        } catch (RejectedExecutionException full) {
+        } catch (RdmaException full) { // the ring stayed full
             return CompletableFuture.failedFuture(full);
         }
         return result.thenApply(x -> null);
@@ -490,22 +491,13 @@ public final class RdmaManager implements AutoCloseable {
 
     /**
      * Releases and waits, for {@link RdmaBuffer#close()}: a full ring does not lose the release,
-     * it is retried (every millisecond) until the timeout.
+     * which waits for room ({@code rdma.registration.queueTimeout}).
      */
     void awaitRelease(long bufferId, Duration timeout) {
-        long end = System.nanoTime() + timeout.toNanos();
         try {
-            while (true) {
-                try {
-                    release(bufferId).get(Math.max(0, end - System.nanoTime()), TimeUnit.NANOSECONDS);
-                    return;
-                } catch (ExecutionException e) {
-                    if (!(e.getCause() instanceof RejectedExecutionException) || System.nanoTime() - end >= 0) {
-                        throw Errors.toPublic(null, e.getCause());
-                    }
-                    LockSupport.parkNanos(1_000_000L); // the ring is full: let it drain
-                }
-            }
+            release(bufferId).get(timeout.toNanos(), TimeUnit.NANOSECONDS);
+        } catch (ExecutionException e) {
+            throw Errors.toPublic(null, e.getCause());
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new RdmaException("interrupted while releasing buffer " + bufferId, e);

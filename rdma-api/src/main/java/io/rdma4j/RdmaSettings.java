@@ -3,6 +3,7 @@ package io.rdma4j;
 import io.rdma4j.spi.Endpoint;
 import io.rdma4j.spi.Setting;
 
+import java.time.Duration;
 import java.util.List;
 
 /**
@@ -35,7 +36,8 @@ public final class RdmaSettings {
     /** Slots of the registration ring; a power of two. */
     public static final Setting<Integer> REGISTRATION_RING_SIZE = Setting.of("rdma.registrationRingSize",
             "RDMA_REGISTRATION_RING_SIZE", "1024",
-            "Pending register/release requests the registration ring holds; more fail fast. A power of two.",
+            "Pending register/release requests the registration ring holds; more wait for room "
+                    + "(rdma.registration.queueTimeout). A power of two.",
             text -> {
                 int v;
                 try {
@@ -50,12 +52,21 @@ public final class RdmaSettings {
             });
 
     /**
+     * How long a {@code register}, {@code allocate} or {@code release} waits for room when the
+     * registration ring is full before it fails with {@link RdmaTimeoutException}.
+     */
+    public static final Setting<Duration> REGISTRATION_QUEUE_TIMEOUT = Setting.duration("rdma.registration.queueTimeout",
+            "RDMA_REGISTRATION_QUEUE_TIMEOUT", Duration.ofSeconds(30),
+            "How long register/allocate/release wait for room when the registration ring is full, "
+                    + "before failing with a timeout.");
+
+    /**
      * Every manager-level setting.
      *
      * @return an immutable list of the settings declared in this class
      */
     public static List<Setting<?>> all() {
-        return List.of(BIND_HOST, ADVERTISED_HOST, CONTROL_PORT, REGISTRATION_RING_SIZE);
+        return List.of(BIND_HOST, ADVERTISED_HOST, CONTROL_PORT, REGISTRATION_RING_SIZE, REGISTRATION_QUEUE_TIMEOUT);
     }
 
     private static String host(String text) {

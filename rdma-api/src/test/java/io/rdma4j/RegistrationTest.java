@@ -9,6 +9,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
@@ -19,7 +20,6 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
-import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
@@ -193,20 +193,22 @@ class RegistrationTest {
     }
 
     @Test
-    void register_ringFull_failsAtOnceWithClearErrorAndLosesNothingQueued() throws Exception {
+    void register_ringFullForLongerThanTheQueueTimeout_failsWithClearTimeoutAndLosesNothingQueued() throws Exception {
         fast.registerGate = new CountDownLatch(1);
         RdmaManager m = RdmaManager.newBuilder().isolated().providers(List.of(fast))
-                .set(RdmaSettings.REGISTRATION_RING_SIZE, 2).build();
+                .set(RdmaSettings.REGISTRATION_RING_SIZE, 2)
+                .set(RdmaSettings.REGISTRATION_QUEUE_TIMEOUT, Duration.ofMillis(200)).build();
         managers.track(m);
         CompletableFuture<RdmaRemoteBuffer> first = m.register(arena.allocate(8));
         fast.registerEntered.await(10, TimeUnit.SECONDS);     // the consumer holds slot 1
         CompletableFuture<RdmaRemoteBuffer> second = m.register(arena.allocate(8)); // slot 2
 
-        CompletableFuture<RdmaRemoteBuffer> third = m.register(arena.allocate(8));
+        CompletableFuture<RdmaRemoteBuffer> third = m.register(arena.allocate(8)); // waits 200 ms for room
 
         CompletionException e = assertThrows(CompletionException.class, third::join);
-        assertInstanceOf(RejectedExecutionException.class, e.getCause());
-        assertTrue(e.getCause().getMessage().contains("registration ring full"), e.getCause().getMessage());
+        assertInstanceOf(RdmaTimeoutException.class, e.getCause());
+        assertTrue(e.getCause().getMessage().contains("registration queue full"), e.getCause().getMessage());
+        assertTrue(e.getCause().getMessage().contains("rdma.registration.queueTimeout"), e.getCause().getMessage());
         fast.registerGate.countDown();
         assertEquals(0, first.get(10, TimeUnit.SECONDS).id());
         assertEquals(1, second.get(10, TimeUnit.SECONDS).id());

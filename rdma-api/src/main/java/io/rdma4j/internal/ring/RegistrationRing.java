@@ -4,14 +4,18 @@ import com.lmax.disruptor.PhasedBackoffWaitStrategy;
 import com.lmax.disruptor.EventHandler;
 import com.lmax.disruptor.ExceptionHandler;
 import com.lmax.disruptor.RingBuffer;
+import com.lmax.disruptor.Sequence;
 import com.lmax.disruptor.WaitStrategy;
 import com.lmax.disruptor.dsl.Disruptor;
 import com.lmax.disruptor.dsl.ProducerType;
+import io.rdma4j.RdmaException;
+import io.rdma4j.RdmaTimeoutException;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
 
@@ -26,10 +30,13 @@ import java.util.concurrent.locks.ReentrantReadWriteLock;
  *   (many producers)                                      Worker.register / release / close
  * </pre>
  *
- * <p>A full ring refuses new requests at once ({@link RejectedExecutionException}) rather than
- * blocking the caller. {@link #close} is the exception: it always gets through, runs after every
- * request published before it, and any request that raced past it fails with the worker's
- * closed error.
+ * <p>Back-pressure: a caller finding the ring full waits, in arrival order, for a slot to free up,
+ * at most the queue timeout, then gets an {@link RdmaTimeoutException} saying so. Slots are
+ * counted by a fair semaphore with one permit per slot: a permit is taken before publishing and
+ * given back once the consumer finished the request and freed its slot, so a caller holding a
+ * permit always finds a slot. {@link #close} always gets through, runs after every request
+ * published before it, wakes every waiting caller (they fail as closed), and any request that
+ * raced past it fails with the worker's closed error.
  */
 public final class RegistrationRing implements AutoCloseable {
 
@@ -64,6 +71,9 @@ public final class RegistrationRing implements AutoCloseable {
     private final Disruptor<Event> disruptor;
     private final RingBuffer<Event> ring;
     private final Worker worker;
+    private final Semaphore slots;
+    private final Duration queueTimeout;
+    private final long queueTimeoutNanos;
     private final ReentrantReadWriteLock gate = new ReentrantReadWriteLock();
     private boolean closed; // guarded by gate
     private volatile Thread consumer;
@@ -71,20 +81,29 @@ public final class RegistrationRing implements AutoCloseable {
     /**
      * Starts the consumer thread.
      *
-     * @param size       slots, a power of two
-     * @param threadName the consumer thread's name
-     * @param worker     what the consumer runs
+     * @param size         slots, a power of two
+     * @param queueTimeout how long a caller waits for a slot when the ring is full
+     * @param threadName   the consumer thread's name
+     * @param worker       what the consumer runs
      */
-    public RegistrationRing(int size, String threadName, Worker worker) {
+    public RegistrationRing(int size, Duration queueTimeout, String threadName, Worker worker) {
         this.worker = worker;
+        this.slots = new Semaphore(size, true);
+        this.queueTimeout = queueTimeout;
+        long nanos;
+        try {
+            nanos = queueTimeout.toNanos();
+        } catch (ArithmeticException tooLong) {
+            nanos = Long.MAX_VALUE;
+        }
+        this.queueTimeoutNanos = nanos;
         this.disruptor = new Disruptor<>(Event::new, size, r -> {
             Thread t = new Thread(r, threadName);
             t.setDaemon(true);
             consumer = t;
             return t;
         }, ProducerType.MULTI, waitStrategy());
-        EventHandler<Event> handler = this::onEvent;
-        disruptor.handleEventsWith(handler);
+        disruptor.handleEventsWith(new Handler());
         disruptor.setDefaultExceptionHandler(new LoggingExceptionHandler());
         this.ring = disruptor.start();
     }
@@ -115,35 +134,66 @@ public final class RegistrationRing implements AutoCloseable {
         return Thread.currentThread() == consumer;
     }
 
-    /** Queues a registration; the future is completed by the worker. */
+    /**
+     * Queues a registration; the future is completed by the worker. Waits while the ring is full.
+     *
+     * @throws IllegalStateException when the ring is closed
+     * @throws RdmaTimeoutException  when no slot freed up within the queue timeout
+     * @throws RdmaException         when interrupted while waiting, or called on the consumer
+     *                               thread while the ring is full (it cannot wait for itself)
+     */
     public void register(MemorySegment segment, Arena ownedArena, CompletableFuture<Object> result) {
         publish(Kind.REGISTER, segment, ownedArena, -1, result);
     }
 
-    /** Queues a release; the future is completed by the worker. */
+    /** Queues a release; the future is completed by the worker. Waits and fails as {@link #register} does. */
     public void release(long id, CompletableFuture<Object> result) {
         publish(Kind.RELEASE, null, null, id, result);
     }
 
     private void publish(Kind kind, MemorySegment segment, Arena arena, long id, CompletableFuture<Object> result) {
+        if (isClosed()) {
+            throw new IllegalStateException("closed");
+        }
+        acquireSlot(kind);
         gate.readLock().lock();
         try {
             if (closed) {
+                slots.release();
                 throw new IllegalStateException("closed");
             }
-            boolean published = ring.tryPublishEvent((e, seq) -> {
+            // Holding a permit, a slot is free: the consumer frees a slot before giving its permit back.
+            ring.publishEvent((e, seq) -> {
                 e.kind = kind;
                 e.segment = segment;
                 e.arena = arena;
                 e.id = id;
                 e.result = result;
             });
-            if (!published) {
-                throw new RejectedExecutionException("registration ring full: " + ring.getBufferSize()
-                        + " register/release requests are pending; retry later or raise rdma.registrationRingSize");
-            }
         } finally {
             gate.readLock().unlock();
+        }
+    }
+
+    private void acquireSlot(Kind kind) {
+        if (slots.tryAcquire()) {
+            return;
+        }
+        String what = kind == Kind.REGISTER ? "register" : "release";
+        if (isConsumerThread()) {
+            throw new RdmaException("registration queue full (" + ring.getBufferSize() + " requests pending), and this "
+                    + what + " was called on the registration thread, which cannot wait for itself");
+        }
+        try {
+            if (!slots.tryAcquire(queueTimeoutNanos, TimeUnit.NANOSECONDS)) {
+                throw new RdmaTimeoutException(null, "registration queue full: " + ring.getBufferSize() + " register/release "
+                        + "requests stayed pending for " + queueTimeout + " (rdma.registration.queueTimeout), so this "
+                        + what + " was not queued; raise rdma.registration.queueTimeout or rdma.registrationRingSize", null);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new RdmaException("interrupted while waiting for room in the registration queue; the " + what
+                    + " was not queued", e);
         }
     }
 
@@ -171,6 +221,8 @@ public final class RegistrationRing implements AutoCloseable {
                 return CompletableFuture.completedFuture(null);
             }
             closed = true;
+            // Wake every caller waiting for a slot: each sees the ring closed and gives its permit back.
+            slots.release(WAKE_ALL);
             // Blocking publish: the consumer is draining, so a slot frees up.
             ring.publishEvent((e, seq) -> {
                 e.kind = Kind.CLOSE;
@@ -191,7 +243,30 @@ public final class RegistrationRing implements AutoCloseable {
         disruptor.shutdown();
     }
 
-    private void onEvent(Event e, long sequence, boolean endOfBatch) {
+    /** Permits that wake every waiting caller at close, far below the semaphore's limit. */
+    private static final int WAKE_ALL = 1 << 29;
+
+    /** Runs each request, then frees its slot at once (not at the end of the batch) and gives back its permit. */
+    private final class Handler implements EventHandler<Event> {
+        private Sequence consumed;
+
+        @Override
+        public void setSequenceCallback(Sequence sequenceCallback) {
+            this.consumed = sequenceCallback;
+        }
+
+        @Override
+        public void onEvent(Event e, long sequence, boolean endOfBatch) {
+            boolean holdsPermit = e.kind != Kind.CLOSE;
+            RegistrationRing.this.onEvent(e);
+            consumed.set(sequence);
+            if (holdsPermit) {
+                slots.release();
+            }
+        }
+    }
+
+    private void onEvent(Event e) {
         try {
             switch (e.kind) {
                 case REGISTER -> worker.register(e.segment, e.arena, e.result);
