@@ -38,28 +38,28 @@ final class Progress {
         return console != null && console.isTerminal();
     }
 
-    /** A new op and size starts. */
-    void start(String op, long size, int warmup, int iters) {
+    /** A new op and size starts; {@code plan} says how long or how many. */
+    void start(String op, long size, String plan) {
         caseNo++;
         label = "[" + caseNo + "/" + totalCases + "] " + op + " " + Sizes.format(size);
         if (terminal) {
-            draw(label + ": warming up (" + warmup + ")");
+            draw(label + ": " + plan);
         } else {
-            err.println("rdma-perf: " + label + ": " + warmup + " warmup + " + iters + " measured iterations");
+            err.println("rdma-perf: " + label + ": " + plan);
             err.flush();
         }
         lastDraw = System.nanoTime();
     }
 
-    /** {@code done} of {@code iters} measured iterations finished. */
-    void measured(int done, int iters) {
+    /** {@code done} actions are measured so far (redraws at most ten times a second, on a terminal only). */
+    void measured(long done) {
         if (!terminal) {
             return;
         }
         long now = System.nanoTime();
-        if (now - lastDraw >= REDRAW_NANOS || done == iters) {
+        if (now - lastDraw >= REDRAW_NANOS) {
             lastDraw = now;
-            draw(label + ": " + done + "/" + iters);
+            draw(label + ": " + done + " measured");
         }
     }
 

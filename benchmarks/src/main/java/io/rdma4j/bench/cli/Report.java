@@ -3,31 +3,34 @@ package io.rdma4j.bench.cli;
 import java.math.BigDecimal;
 import java.math.MathContext;
 import java.math.RoundingMode;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 
 /**
  * Renders results as a fixed-width table and as JSON. Pure functions, thread-safe; JSON is
- * written by hand so the tool needs nothing beyond the JDK.
+ * written by hand (a few lines) rather than with a library.
  */
 public final class Report {
 
     private static final MathContext SIGNIFICANT = new MathContext(6, RoundingMode.HALF_EVEN);
-    private static final String ROW = "%-5s  %8s  %6s  %10s  %10s  %10s  %10s  %-9s";
+    private static final String ROW = "%-5s  %8s  %8s  %10s  %8s  %10s  %10s  %10s  %10s  %10s  %-9s";
 
     private Report() {
     }
 
     /** The table's header line. */
     public static String tableHeader() {
-        return String.format(Locale.ROOT, ROW, "op", "size", "iters", "MB/s", "avg us", "p50 us", "p99 us", "transport");
+        return String.format(Locale.ROOT, ROW, "op", "size", "iters", "MB/s", "Mmsg/s", "avg us", "p50 us", "p99 us",
+                "p99.9 us", "stddev us", "transport");
     }
 
     /** One table line for {@code r}, without trailing blanks. */
     public static String tableRow(PerfResult r) {
         return String.format(Locale.ROOT, ROW, r.op(), Sizes.format(r.sizeBytes()), r.iters(),
-                readable(r.bandwidthMBps()), readable(r.latAvgUs()), readable(r.latP50Us()), readable(r.latP99Us()),
-                r.transport()).stripTrailing();
+                readable(r.bandwidthMBps()), readable(r.msgRate() / 1e6), readable(r.latAvgUs()), readable(r.latP50Us()),
+                readable(r.latP99Us()), readable(r.latP999Us()), readable(r.latStddevUs()), r.transport()).stripTrailing();
     }
 
     /**
@@ -39,27 +42,79 @@ public final class Report {
         return String.format(Locale.ROOT, "%." + decimals + "f", v);
     }
 
+    /** One result as the JSON object of a row: today's fields first, then the newer ones. */
+    static Map<String, Object> row(PerfResult r) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("op", r.op());
+        m.put("size_bytes", r.sizeBytes());
+        m.put("iters", r.iters());
+        m.put("transport", r.transport());
+        m.put("bandwidth_mb_s", r.bandwidthMBps());
+        m.put("lat_avg_us", r.latAvgUs());
+        m.put("lat_p50_us", r.latP50Us());
+        m.put("lat_p99_us", r.latP99Us());
+        m.put("msg_rate_per_s", r.msgRate());
+        m.put("lat_p999_us", r.latP999Us());
+        m.put("lat_stddev_us", r.latStddevUs());
+        m.put("lat_max_us", r.latMaxUs());
+        m.put("batch", r.batch());
+        m.put("inflight", r.inflight());
+        m.put("elapsed_s", r.elapsedSeconds());
+        return m;
+    }
+
     /**
-     * A JSON array with one object per result, in order, each holding {@code op},
-     * {@code size_bytes}, {@code iters}, {@code transport}, {@code bandwidth_mb_s},
-     * {@code lat_avg_us}, {@code lat_p50_us} and {@code lat_p99_us}; ends with a newline.
+     * The whole run as a JSON object: {@code header} (the {@link RunHeader}'s fields) and
+     * {@code results}, an array with one object per row ({@link #row}), one per line; ends with a newline.
      */
-    public static String toJson(List<PerfResult> results) {
-        StringBuilder sb = new StringBuilder("[");
+    public static String toJson(RunHeader header, List<PerfResult> results) {
+        StringBuilder sb = new StringBuilder("{\n  \"header\": ");
+        json(sb, header.fields(), "  ");
+        sb.append(",\n  \"results\": [");
         for (int i = 0; i < results.size(); i++) {
-            PerfResult r = results.get(i);
-            sb.append(i == 0 ? "\n" : ",\n").append("  {");
-            sb.append("\"op\": ").append(jsonString(r.op()));
-            sb.append(", \"size_bytes\": ").append(r.sizeBytes());
-            sb.append(", \"iters\": ").append(r.iters());
-            sb.append(", \"transport\": ").append(jsonString(r.transport()));
-            sb.append(", \"bandwidth_mb_s\": ").append(jsonNumber(r.bandwidthMBps()));
-            sb.append(", \"lat_avg_us\": ").append(jsonNumber(r.latAvgUs()));
-            sb.append(", \"lat_p50_us\": ").append(jsonNumber(r.latP50Us()));
-            sb.append(", \"lat_p99_us\": ").append(jsonNumber(r.latP99Us()));
-            sb.append('}');
+            sb.append(i == 0 ? "\n    " : ",\n    ");
+            json(sb, row(results.get(i)), null);
         }
-        return sb.append(results.isEmpty() ? "]\n" : "\n]\n").toString();
+        return sb.append(results.isEmpty() ? "]\n}\n" : "\n  ]\n}\n").toString();
+    }
+
+    /**
+     * Appends {@code value} (a map, list, string, number, boolean or {@code null}) as JSON. With
+     * an {@code indent}, maps take one line per entry; without, everything stays on one line.
+     */
+    static void json(StringBuilder sb, Object value, String indent) {
+        switch (value) {
+            case null -> sb.append("null");
+            case Map<?, ?> map -> {
+                if (map.isEmpty()) {
+                    sb.append("{}");
+                    return;
+                }
+                String inner = indent == null ? null : indent + "  ";
+                sb.append('{');
+                boolean first = true;
+                for (Map.Entry<?, ?> e : map.entrySet()) {
+                    sb.append(first ? "" : ",").append(inner == null ? (first ? "" : " ") : "\n" + inner);
+                    sb.append(jsonString(String.valueOf(e.getKey()))).append(": ");
+                    json(sb, e.getValue(), e.getValue() instanceof List<?> ? null : inner);
+                    first = false;
+                }
+                sb.append(inner == null ? "}" : "\n" + indent + "}");
+            }
+            case List<?> list -> {
+                sb.append('[');
+                for (int i = 0; i < list.size(); i++) {
+                    sb.append(i == 0 ? "" : ", ");
+                    json(sb, list.get(i), null);
+                }
+                sb.append(']');
+            }
+            case Double d -> sb.append(jsonNumber(d));
+            case Float f -> sb.append(jsonNumber(f));
+            case Number n -> sb.append(n);
+            case Boolean b -> sb.append(b);
+            default -> sb.append(jsonString(String.valueOf(value)));
+        }
     }
 
     /** {@code s} as a JSON string literal, quotes, backslashes and control characters escaped. */

@@ -17,41 +17,124 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
-/** Runs the real tool: this JVM is the client, a spawned JVM the server, TCP between them. */
+/** Runs the real tool in loopback mode: this JVM is the client, a spawned JVM the server, TCP between them. */
+@Timeout(180)
 class RdmaPerfEndToEndTest {
 
-    @Test
-    @Timeout(180)
-    void rdmaPerf_twoSizesBothOps_writesFourJsonRowsWithPositiveBandwidth(@TempDir Path dir) throws Exception {
-        assumeTcpWorks();
-        Path json = dir.resolve("results.json");
+    private record Outcome(int code, String out, String err) {
+        String both() {
+            return "stdout:\n" + out + "\nstderr:\n" + err;
+        }
+    }
+
+    @BeforeAll
+    static void assumeTcpWorks() {
+        try (RdmaManager probe = RdmaManager.newBuilder().isolated().build()) {
+            Assumptions.assumeTrue(probe.backends().contains("tcp"), "no tcp transport: " + probe.backends());
+        } catch (RuntimeException e) {
+            Assumptions.abort("no usable transport yet: " + e.getMessage());
+        }
+    }
+
+    private static Outcome run(String... args) {
         var out = new ByteArrayOutputStream();
         var err = new ByteArrayOutputStream();
-        int code = RdmaPerf.run(new String[]{"--size", "8,4KiB", "--iters", "5", "--json", json.toString()},
-                new ByteArrayInputStream(new byte[0]), new PrintStream(out, true, StandardCharsets.UTF_8),
+        int code = RdmaPerf.run(args, new ByteArrayInputStream(new byte[0]), new PrintStream(out, true, StandardCharsets.UTF_8),
                 new PrintStream(err, true, StandardCharsets.UTF_8));
-        String stdout = out.toString(StandardCharsets.UTF_8);
-        String stderr = err.toString(StandardCharsets.UTF_8);
-        assertEquals(0, code, () -> "stdout:\n" + stdout + "\nstderr:\n" + stderr);
+        return new Outcome(code, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
+    }
+
+    @Test
+    void twoSizesBothOps_printHeaderAndTable_andWriteJsonAndPlot(@TempDir Path dir) throws Exception {
+        Path json = dir.resolve("results.json");
+        Path plot = dir.resolve("results.svg");
+        Outcome r = run("--size", "8,4KiB", "--iters", "5", "--json", json.toString(), "--plot", plot.toString());
+        assertEquals(0, r.code(), r.both());
 
         String text = Files.readString(json);
-        assertTrue(text.startsWith("[") && text.strip().endsWith("]"), text);
-        assertEquals(List.of("write", "write", "read", "read"), all(text, "\"op\": \"(\\w+)\""));
-        assertEquals(List.of("8", "4096", "8", "4096"), all(text, "\"size_bytes\": (\\d+)"));
-        assertEquals(List.of("5", "5", "5", "5"), all(text, "\"iters\": (\\d+)"));
-        assertEquals(List.of("tcp", "tcp", "tcp", "tcp"), all(text, "\"transport\": \"(\\w+)\""));
-        for (String bw : all(text, "\"bandwidth_mb_s\": ([0-9.]+)")) {
+        String results = results(text);
+        assertEquals(List.of("write", "write", "read", "read"), all(results, "\"op\": \"(\\w+)\""));
+        assertEquals(List.of("8", "4096", "8", "4096"), all(results, "\"size_bytes\": (\\d+)"));
+        assertEquals(List.of("5", "5", "5", "5"), all(results, "\"iters\": (\\d+)"));
+        assertEquals(List.of("tcp", "tcp", "tcp", "tcp"), all(results, "\"transport\": \"(\\w+)\""));
+        for (String bw : all(results, "\"bandwidth_mb_s\": ([0-9.]+)")) {
             assertTrue(Double.parseDouble(bw) > 0, text);
         }
-        assertEquals(4, all(text, "\"lat_p99_us\": ([0-9.]+)").size(), text);
+        for (String field : new String[]{"lat_avg_us", "lat_p50_us", "lat_p99_us", "lat_p999_us", "lat_stddev_us",
+                "msg_rate_per_s"}) {
+            assertEquals(4, all(results, "\"" + field + "\": ([0-9.]+)").size(), field + " in " + text);
+        }
+        String header = text.substring(0, text.indexOf("\"results\""));
+        for (String field : new String[]{"\"rdma4j\"", "\"jvm\"", "\"os\"", "\"cpus\"", "\"transport\": \"tcp\"",
+                "\"transport_reason\"", "\"device\"", "\"settings\"", "\"rdma.tcp.parallelism\"", "\"mode\": \"loopback",
+                "\"peer\""}) {
+            assertTrue(header.contains(field), field + " in " + header);
+        }
 
-        // Header plus one row per op and size; progress went to stderr, not into the table.
-        assertEquals(5, stdout.strip().lines().count(), stdout);
-        assertTrue(stderr.contains("[4/4] read 4 KiB"), stderr);
+        // The header's lines, the table's header and one row per op and size; progress went to stderr.
+        List<String> lines = r.out().strip().lines().toList();
+        assertTrue(lines.stream().anyMatch(l -> l.startsWith("# transport: tcp")), r.out());
+        assertTrue(lines.stream().anyMatch(l -> l.startsWith("# settings:") && l.contains("rdma.bindHost=")), r.out());
+        List<String> table = lines.stream().filter(l -> !l.startsWith("#")).toList();
+        assertEquals(5, table.size(), r.out());
+        assertTrue(table.get(0).startsWith("op ") && table.get(0).contains("p99.9 us"), table.get(0));
+        assertTrue(r.err().contains("[4/4] read 4 KiB"), r.err());
+
+        String svg = Files.readString(plot);
+        assertTrue(svg.startsWith("<svg") && svg.contains("data-series=\"tcp write\"") && svg.contains("data-series=\"tcp read\""),
+                svg);
+    }
+
+    @Test
+    void jsonToStdout_leavesOnlyJsonThere_andMovesTheTableToStderr() {
+        Outcome r = run("--op", "read", "--size", "64", "--iters", "3", "--json", "-");
+        assertEquals(0, r.code(), r.both());
+
+        assertTrue(r.out().startsWith("{\n  \"header\": {") && r.out().endsWith("]\n}\n"), r.out());
+        assertEquals(1, all(results(r.out()), "\"op\": \"(\\w+)\"").size(), r.out());
+        assertTrue(r.err().contains("# transport: tcp"), r.err());
+        assertTrue(r.err().lines().anyMatch(l -> l.startsWith("read ") && l.contains("64 B") && l.endsWith("tcp")), r.err());
+    }
+
+    @Test
+    void inflightAndBatch_areUsed_andReported() {
+        Outcome r = run("--op", "write", "--size", "4KiB", "--iters", "12", "--inflight", "3", "--batch", "4", "--json", "-");
+        assertEquals(0, r.code(), r.both());
+
+        String results = results(r.out());
+        assertEquals(List.of("12"), all(results, "\"iters\": (\\d+)"));
+        assertEquals(List.of("4"), all(results, "\"batch\": (\\d+)"));
+        assertEquals(List.of("3"), all(results, "\"inflight\": (\\d+)"));
+    }
+
+    @Test
+    void durationMode_runsEachPointForAboutThatLong() {
+        Outcome r = run("--op", "read", "--size", "8", "--duration", "300ms", "--json", "-");
+        assertEquals(0, r.code(), r.both());
+
+        double elapsed = Double.parseDouble(all(results(r.out()), "\"elapsed_s\": ([0-9.]+)").getFirst());
+        long iters = Long.parseLong(all(results(r.out()), "\"iters\": (\\d+)").getFirst());
+        assertTrue(elapsed >= 0.15, "measured for " + elapsed + " s"); // 300 ms less the first measured op's delay
+        assertTrue(iters >= RunOptions.MIN_MEASURED, "measured " + iters);
+    }
+
+    @Test
+    void requestedTransport_isUsed_andNamedAsTheReason() {
+        Outcome r = run("--transport", "tcp", "--op", "write", "--size", "8", "--iters", "2");
+        assertEquals(0, r.code(), r.both());
+        assertTrue(r.out().contains("# transport: tcp, requested with --transport"), r.out());
+    }
+
+    /** The part of rdma-perf's JSON after "results". */
+    private static String results(String json) {
+        int at = json.indexOf("\"results\"");
+        assertTrue(at > 0, json);
+        return json.substring(at);
     }
 
     private static List<String> all(String text, String regex) {
@@ -61,13 +144,5 @@ class RdmaPerfEndToEndTest {
             found.add(m.group(1));
         }
         return found;
-    }
-
-    private static void assumeTcpWorks() {
-        try (RdmaManager probe = RdmaManager.newBuilder().isolated().build()) {
-            Assumptions.assumeTrue(probe.backends().contains("tcp"), "no tcp transport: " + probe.backends());
-        } catch (RuntimeException e) {
-            Assumptions.abort("no usable transport yet: " + e.getMessage());
-        }
     }
 }

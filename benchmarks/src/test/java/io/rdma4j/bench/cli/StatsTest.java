@@ -3,53 +3,10 @@ package io.rdma4j.bench.cli;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
+import org.HdrHistogram.Histogram;
 import org.junit.jupiter.api.Test;
 
 class StatsTest {
-
-    @Test
-    void percentile_isNearestRank() {
-        long[] ten = {10, 20, 30, 40, 50, 60, 70, 80, 90, 100};
-        assertEquals(50, Stats.percentile(ten, 50));   // rank ceil(5.0) = 5
-        assertEquals(100, Stats.percentile(ten, 99));  // rank ceil(9.9) = 10
-        assertEquals(10, Stats.percentile(ten, 10));   // rank 1
-        assertEquals(20, Stats.percentile(ten, 10.1)); // rank ceil(1.01) = 2
-        assertEquals(100, Stats.percentile(ten, 100));
-    }
-
-    @Test
-    void percentile_neverInterpolates() {
-        long[] two = {1, 1000};
-        assertEquals(1, Stats.percentile(two, 50));
-        assertEquals(1000, Stats.percentile(two, 51));
-    }
-
-    @Test
-    void percentile_ofHundredSamples_isTheRankedSample() {
-        long[] hundred = new long[100];
-        for (int i = 0; i < 100; i++) {
-            hundred[i] = i + 1;
-        }
-        assertEquals(50, Stats.percentile(hundred, 50));
-        assertEquals(99, Stats.percentile(hundred, 99));
-    }
-
-    @Test
-    void percentile_zero_isMinimum() {
-        assertEquals(3, Stats.percentile(new long[]{3, 4}, 0));
-    }
-
-    @Test
-    void percentile_badInput_throws() {
-        assertThrows(IllegalArgumentException.class, () -> Stats.percentile(new long[0], 50));
-        assertThrows(IllegalArgumentException.class, () -> Stats.percentile(new long[]{1}, 101));
-        assertThrows(IllegalArgumentException.class, () -> Stats.percentile(new long[]{1}, Double.NaN));
-    }
-
-    @Test
-    void mean_isArithmetic() {
-        assertEquals(2.5, Stats.mean(new long[]{1, 2, 3, 4}));
-    }
 
     @Test
     void megabytesPerSecond_usesDecimalMegabytes() {
@@ -76,13 +33,45 @@ class StatsTest {
     }
 
     @Test
-    void summarise_sortsAndConvertsToMicroseconds() {
-        long[] nanos = {3000, 1000, 2000};
-        PerfResult r = Stats.summarise("read", 1_000_000, "tcp", nanos, 3_000_000);
+    void summarise_takesPercentilesAndMomentsFromTheHistogram_inMicroseconds() {
+        Histogram h = new Histogram(Measurement.SIGNIFICANT_DIGITS);
+        for (long ns : new long[]{1000, 1500, 2000}) { // exact in a 3-digit histogram
+            h.recordValue(ns);
+        }
+        PerfResult r = Stats.summarise("read", 1_000_000, "tcp", h, 3_000_000, 1, 1);
         assertEquals(3, r.iters());
         assertEquals(1000.0, r.bandwidthMBps(), 1e-9);
-        assertEquals(2.0, r.latAvgUs(), 1e-9);
-        assertEquals(2.0, r.latP50Us(), 1e-9);
-        assertEquals(3.0, r.latP99Us(), 1e-9);
+        assertEquals(1000.0, r.msgRate(), 1e-9);
+        assertEquals(1.5, r.latAvgUs(), 1e-9);
+        assertEquals(1.5, r.latP50Us(), 1e-9);
+        assertEquals(2.0, r.latP99Us(), 1e-9);
+        assertEquals(2.0, r.latP999Us(), 1e-9);
+        assertEquals(2.0, r.latMaxUs(), 1e-9);
+        assertEquals(Math.sqrt(0.5 * 0.5 * 2 / 3), r.latStddevUs(), 1e-9);
+        assertEquals(0.003, r.elapsedSeconds(), 1e-12);
+    }
+
+    @Test
+    void summarise_countsEveryOpOfABatch_forBandwidthAndMessageRate() {
+        Histogram h = new Histogram(Measurement.SIGNIFICANT_DIGITS);
+        h.recordValueWithCount(1000, 10);
+        PerfResult r = Stats.summarise("write", 100, "tcp", h, 1_000_000, 4, 2);
+        assertEquals(10, r.iters());
+        assertEquals(40 / 1e-3, r.msgRate(), 1e-6);
+        assertEquals(40 * 100 / 1e-3 / 1e6, r.bandwidthMBps(), 1e-9);
+        assertEquals(4, r.batch());
+        assertEquals(2, r.inflight());
+    }
+
+    @Test
+    void summarise_ofNothing_throws() {
+        assertThrows(IllegalArgumentException.class,
+                () -> Stats.summarise("read", 8, "tcp", new Histogram(3), 1, 1, 1));
+    }
+
+    @Test
+    void perSecond_isZeroWhenNoTimePassed() {
+        assertEquals(2e9, Stats.perSecond(2, 1), 1e-3);
+        assertEquals(0, Stats.perSecond(5, 0));
     }
 }
