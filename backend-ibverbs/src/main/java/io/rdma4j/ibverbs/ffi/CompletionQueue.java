@@ -36,8 +36,10 @@ public final class CompletionQueue implements AutoCloseable {
         }
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment state = arena.allocate(IbvFunctions.CAPTURE_STATE);
+            // a local, not a conditional expression: invokeExact would type that argument as Object
+            MemorySegment channelPointer = channel == null ? MemorySegment.NULL : channel.pointer();
             MemorySegment cq = (MemorySegment) IbvFunctions.CREATE_CQ.invokeExact(state, context.pointer(), minimumEntries,
-                    MemorySegment.NULL, channel == null ? MemorySegment.NULL : channel.pointer(), 0);
+                    MemorySegment.NULL, channelPointer, 0);
             return new CompletionQueue(context, Calls.checkPointer("ibv_create_cq", cq, state, IBV_CQ.byteSize()));
         } catch (Throwable t) {
             throw Calls.rethrow(t);

@@ -201,7 +201,9 @@ public final class QueuePair implements AutoCloseable {
      * @throws IllegalStateException if this queue pair or {@code requests} is closed
      */
     public void postSend(SendWorkRequests requests, int count) {
-        Calls.checkOpen(closed.get(), "queue pair " + number);
+        if (closed.get()) {
+            throw closedException();      // the message is built only when needed: posting allocates nothing
+        }
         requests.terminateAt(count);
         int result;
         try {
@@ -229,7 +231,9 @@ public final class QueuePair implements AutoCloseable {
      * @throws IllegalStateException if this queue pair or {@code requests} is closed
      */
     public void postReceive(ReceiveWorkRequests requests, int count) {
-        Calls.checkOpen(closed.get(), "queue pair " + number);
+        if (closed.get()) {
+            throw closedException();
+        }
         requests.terminateAt(count);
         int result;
         try {
@@ -243,6 +247,10 @@ public final class QueuePair implements AutoCloseable {
             throw IbverbsException.failed("ibv_post_recv", result, "queue pair " + number + ", work request "
                     + requests.badIndex() + " of " + count + " was not posted, nor were those after it");
         }
+    }
+
+    private IllegalStateException closedException() {
+        return new IllegalStateException("queue pair " + number + " is closed");
     }
 
     private interface AttributeWriter {
