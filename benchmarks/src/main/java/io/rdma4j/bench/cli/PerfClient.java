@@ -46,7 +46,8 @@ final class PerfClient {
             return 1;
         }
         LoopbackServer server = null;
-        try {
+        // This side first: a transport that cannot run here fails before a server process starts.
+        try (RdmaManager manager = Transports.start(configured, common)) {
             RunOptions.Peer peer = options.peer;
             String mode;
             if (peer == null) {
@@ -56,8 +57,7 @@ final class PerfClient {
             } else {
                 mode = "peer " + peer;
             }
-            try (RdmaManager manager = configured.builder().build();
-                 Rendezvous.Session session = Rendezvous.connect(peer, options.sizes(), common.transport, options.timeout());
+            try (Rendezvous.Session session = Rendezvous.connect(peer, options.sizes(), common.transport, options.timeout());
                  Arena arena = Arena.ofShared()) { // transport threads touch these segments
                 Transports.Choice choice = Transports.choose(manager.backends(), session.transports(), common.transport);
                 RunHeader header = RunHeader.of(options, mode, session.info(), choice,

@@ -65,7 +65,7 @@ final class PerfServer {
             err.println("rdma-perf serve: " + e.getMessage());
             return 1;
         }
-        try (RdmaManager manager = configured.builder().build();
+        try (RdmaManager manager = Transports.start(configured, common);
              ServerSocket listener = new ServerSocket()) {
             String bindHost = manager.setting(RdmaSettings.BIND_HOST);
             try {

@@ -85,6 +85,24 @@ final class Transports {
     }
 
     /**
+     * Builds the manager; when {@code --transport} names a transport that cannot run here, says so.
+     *
+     * @throws IllegalStateException naming the transport and the reason, when it is requested and cannot run
+     * @throws RuntimeException      what {@link RdmaManager.Builder#build()} throws otherwise
+     */
+    static RdmaManager start(Configured configured, CommonOptions options) {
+        try {
+            return configured.builder().build();
+        } catch (RuntimeException e) {
+            if (options.transport == null) {
+                throw e;
+            }
+            throw new IllegalStateException("--transport " + options.transport + " cannot run on this side: "
+                    + RdmaPerf.describe(e), e);
+        }
+    }
+
+    /**
      * Picks the transport a transfer between this side and the peer uses: the requested one when
      * both run it, else the first of this side's (fastest first) that the peer also runs, which
      * is what the manager routes to.

@@ -47,8 +47,13 @@ class ServeRunProcessTest {
 
     private Process start(String... args) throws IOException {
         List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "--enable-native-access=ALL-UNNAMED", "-cp", System.getProperty("java.class.path"), RdmaPerf.class.getName()));
-        command.addAll(List.of(args));
+                "--enable-native-access=ALL-UNNAMED"));
+        List<String> rest = new ArrayList<>(List.of(args));
+        while (!rest.isEmpty() && rest.getFirst().startsWith("-D")) { // JVM flags first
+            command.add(rest.removeFirst());
+        }
+        command.addAll(List.of("-cp", System.getProperty("java.class.path"), RdmaPerf.class.getName()));
+        command.addAll(rest);
         Process p = new ProcessBuilder(command).start();
         started.add(p);
         return p;
@@ -154,6 +159,19 @@ class ServeRunProcessTest {
         Finished run = runToEnd("run", "--peer", "127.0.0.1:" + port, "--size", "8", "--iters", "1");
         assertEquals(1, run.code(), run.err());
         assertTrue(run.err().startsWith("rdma-perf: ") && run.err().contains("refused"), run.err());
+    }
+
+    @Test
+    void aRequestedTransportThatCannotRunHere_failsWithExitOne_namingItAndWhy_beforeAnyServerStarts() throws Exception {
+        Finished run = runToEnd("-Drdma.disableIbverbs=true", "--transport", "ibverbs", "--size", "8", "--iters", "1");
+        assertEquals(1, run.code(), run.err());
+        assertTrue(run.err().startsWith("rdma-perf: --transport ibverbs cannot run on this side: ")
+                && run.err().contains("disabled"), run.err());
+        assertTrue(!run.err().contains("server"), "no server process was started: " + run.err());
+
+        Finished serve = runToEnd("-Drdma.disableIbverbs=true", "serve", "--port", "0", "--transport", "ibverbs");
+        assertEquals(1, serve.code(), serve.err());
+        assertTrue(serve.err().startsWith("rdma-perf serve: --transport ibverbs cannot run on this side: "), serve.err());
     }
 
     @Test
