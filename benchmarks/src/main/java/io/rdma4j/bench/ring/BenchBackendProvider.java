@@ -11,7 +11,7 @@ import io.rdma4j.spi.TransportLevel;
 
 import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;
-import java.util.HashMap;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -19,7 +19,8 @@ import java.util.concurrent.CompletableFuture;
 /**
  * A transport that only remembers registrations, so a benchmark measures the manager's
  * bookkeeping and not a network: {@code register} stores the segment in a map and returns the
- * id as an 8-byte context, {@code release} forgets it, {@code submit} fails.
+ * id as an 8-byte context, {@code release} forgets it, {@code submit} copies between the local
+ * segment and a buffer of the same manager, on the calling thread.
  *
  * <p>Name {@code "bench"}, priority 1. Not registered with {@link java.util.ServiceLoader}:
  * pass it to {@code RdmaManager.newBuilder().providers(..)}. Backends follow the SPI's threading
@@ -74,7 +75,7 @@ public final class BenchBackendProvider implements BackendProvider {
 
     private static final class BenchBackend implements Backend {
         private final long costNanos;
-        private final Map<Long, MemorySegment> registered = new HashMap<>();
+        private final Map<Long, MemorySegment> registered = new ConcurrentHashMap<>();
 
         BenchBackend(long costNanos) {
             this.costNanos = costNanos;
@@ -109,7 +110,25 @@ public final class BenchBackendProvider implements BackendProvider {
 
         @Override
         public CompletableFuture<Void> submit(List<BackendOp> ops, Deadline deadline) {
-            return CompletableFuture.failedFuture(new UnsupportedOperationException("the bench transport moves no bytes"));
+            try {
+                submitAndWait(ops, deadline);
+                return CompletableFuture.completedFuture(null);
+            } catch (RuntimeException e) {
+                return CompletableFuture.failedFuture(e);
+            }
+        }
+
+        /** Copies within this process: the buffers of the manager that opened this transport. */
+        @Override
+        public void submitAndWait(List<BackendOp> ops, Deadline deadline) {
+            for (BackendOp op : ops) {
+                MemorySegment remote = registered.get(ByteBuffer.wrap(op.remote().context()).getLong());
+                if (op.type() == BackendOp.OpType.READ_INTO_LOCAL) {
+                    MemorySegment.copy(remote, 0, op.local(), 0, op.transferBytes());
+                } else {
+                    MemorySegment.copy(op.local(), 0, remote, 0, op.transferBytes());
+                }
+            }
         }
 
         @Override
