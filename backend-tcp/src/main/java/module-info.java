@@ -8,5 +8,5 @@ module io.rdma4j.tcp {
 
     exports io.rdma4j.tcp;
 
-    provides io.rdma4j.spi.BackendProvider with io.rdma4j.tcp.TcpBackendProvider;
+    provides io.rdma4j.spi.TransportProvider with io.rdma4j.tcp.TcpTransportProvider;
 }

@@ -1,6 +1,6 @@
 /**
  * The rdma4j API: {@link io.rdma4j.RdmaManager}, {@link io.rdma4j.RdmaRemoteBuffer},
- * {@link io.rdma4j.RdmaAction}. Transports are found through {@link io.rdma4j.spi.BackendProvider}.
+ * {@link io.rdma4j.RdmaAction}. Transports are found through {@link io.rdma4j.spi.TransportProvider}.
  */
 module io.rdma4j {
     requires transitive io.rdma4j.spi;
@@ -9,5 +9,5 @@ module io.rdma4j {
 
     exports io.rdma4j;
 
-    uses io.rdma4j.spi.BackendProvider;
+    uses io.rdma4j.spi.TransportProvider;
 }

@@ -8,11 +8,11 @@ public class PeerUnreachableException extends RdmaException {
     /**
      * Creates the exception.
      *
-     * @param backend the transport that tried to reach the peer, or {@code null}
+     * @param transport the transport that tried to reach the peer, or {@code null}
      * @param message what happened
      * @param cause   the transport's original error, or {@code null}
      */
-    public PeerUnreachableException(String backend, String message, Throwable cause) {
-        super(backend, message, cause);
+    public PeerUnreachableException(String transport, String message, Throwable cause) {
+        super(transport, message, cause);
     }
 }

@@ -1,6 +1,6 @@
 package io.rdma4j;
 
-import io.rdma4j.spi.BackendOp.OpType;
+import io.rdma4j.spi.TransportOp.OpType;
 
 import java.lang.foreign.MemorySegment;
 import java.time.Duration;
@@ -88,23 +88,10 @@ public final class RdmaAction {
 
     private void checkLocal(RdmaRemoteBuffer remote, MemorySegment local) {
         Objects.requireNonNull(remote, "remote");
-        Objects.requireNonNull(local, "local");
         if (submitting.get()) {
             throw new IllegalStateException("cannot add to an action that is currently being submitted");
         }
-        if (!local.isNative()) {
-            throw new IllegalArgumentException("RDMA needs native memory: the local segment is on the heap");
-        }
-        if (local.byteSize() == 0) {
-            throw new IllegalArgumentException("the local segment is empty");
-        }
-        if (!local.scope().isAlive()) {
-            throw new IllegalArgumentException("the local segment's arena is closed");
-        }
-        if (!RdmaManager.isShared(local)) {
-            throw new IllegalArgumentException("the local segment is thread-confined: transports access it from "
-                    + "their own threads; allocate it from Arena.ofShared(), Arena.ofAuto() or Arena.global()");
-        }
+        Segments.checkLocal(local);
     }
 
     private RdmaAction add(Op op) {
@@ -128,7 +115,7 @@ public final class RdmaAction {
      * @return completes when every op finished; fails with {@link RdmaSubmitException} naming each
      *         failing transport (its per-transport causes are {@link RdmaTimeoutException},
      *         {@link RemoteAccessException}, {@link PeerUnreachableException}, ...), with
-     *         {@link NoCompatibleBackendException} before anything was sent when an op's token shares
+     *         {@link NoCompatibleTransportException} before anything was sent when an op's token shares
      *         no transport with this manager, or with {@link ManagerClosedException}
      * @throws IllegalArgumentException if {@code timeout} is negative
      * @throws IllegalStateException    if the previous submit of this action is still running
@@ -159,7 +146,7 @@ public final class RdmaAction {
      *
      * @param timeout the time all ops together may take, counted from this call
      * @throws RdmaSubmitException          naming each failing transport, as {@link #submit} reports it
-     * @throws NoCompatibleBackendException before anything was sent
+     * @throws NoCompatibleTransportException before anything was sent
      * @throws ManagerClosedException       when the manager is closed
      * @throws IllegalArgumentException     if {@code timeout} is negative
      * @throws IllegalStateException        if a submit of this action is still running

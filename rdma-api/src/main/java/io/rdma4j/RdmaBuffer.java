@@ -2,6 +2,11 @@ package io.rdma4j;
 
 import java.lang.foreign.MemorySegment;
 import java.time.Duration;
+import io.rdma4j.internal.Errors;
+
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
@@ -74,7 +79,21 @@ public final class RdmaBuffer implements AutoCloseable {
     @Override
     public void close() {
         if (closed.compareAndSet(false, true)) {
-            manager.awaitRelease(remote.id(), CLOSE_TIMEOUT);
+            awaitRelease(remote.id(), CLOSE_TIMEOUT);
+        }
+    }
+
+    /** Releases and waits; a full ring does not lose the release, which waits for room ({@code rdma.registration.queueTimeout}). */
+    private void awaitRelease(long bufferId, Duration timeout) {
+        try {
+            manager.release(bufferId).get(timeout.toNanos(), TimeUnit.NANOSECONDS);
+        } catch (ExecutionException e) {
+            throw Errors.toPublic(null, e.getCause());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new RdmaException("interrupted while releasing buffer " + bufferId, e);
+        } catch (TimeoutException e) {
+            throw new RdmaTimeoutException(null, "releasing buffer " + bufferId + " took longer than " + timeout, e);
         }
     }
 

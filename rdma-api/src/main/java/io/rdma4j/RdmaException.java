@@ -6,14 +6,14 @@ package io.rdma4j;
  * {@link IllegalArgumentException} or {@link IllegalStateException} instead.
  *
  * <p>Unchecked, because most of the API returns futures, where checked exceptions would only be
- * wrapped. {@link #backend()} names the transport when one was involved.
+ * wrapped. {@link #transport()} names the transport when one was involved.
  */
 public class RdmaException extends RuntimeException {
 
     private static final long serialVersionUID = 1L;
 
     /** The transport involved, or {@code null}. */
-    private final String backend;
+    private final String transport;
 
     /**
      * An error that involves no particular transport and has no cause.
@@ -37,14 +37,14 @@ public class RdmaException extends RuntimeException {
     /**
      * An error, naming the transport involved.
      *
-     * @param backend the transport's name ({@code "tcp"}, {@code "ibverbs"}), or {@code null} when
+     * @param transport the transport's name ({@code "tcp"}, {@code "ibverbs"}), or {@code null} when
      *                none was involved
      * @param message what went wrong
      * @param cause   the underlying failure, or {@code null}
      */
-    public RdmaException(String backend, String message, Throwable cause) {
+    public RdmaException(String transport, String message, Throwable cause) {
         super(message, cause);
-        this.backend = backend;
+        this.transport = transport;
     }
 
     /**
@@ -52,7 +52,7 @@ public class RdmaException extends RuntimeException {
      *
      * @return the transport's name, or {@code null} when none was involved
      */
-    public String backend() {
-        return backend;
+    public String transport() {
+        return transport;
     }
 }

@@ -3,10 +3,10 @@ package io.rdma4j;
 import java.util.Map;
 
 /**
- * Releasing a buffer failed on one or more transports ({@code RDMA release failed on n backend(s):}).
+ * Releasing a buffer failed on one or more transports ({@code RDMA release failed on n transport(s):}).
  * The buffer is released anyway: it is gone from the manager and no later access succeeds.
  */
-public class RdmaReleaseException extends MultiBackendException {
+public class RdmaReleaseException extends MultiTransportException {
 
     private static final long serialVersionUID = 1L;
 

@@ -56,7 +56,7 @@ public final class RdmaRemoteBuffer {
     /** Most transport contexts a token may carry. */
     public static final int MAX_CONTEXTS = 16;
     /** Largest single transport context. */
-    public static final int MAX_CONTEXT_BYTES = io.rdma4j.spi.Backend.MAX_CONTEXT_BYTES;
+    public static final int MAX_CONTEXT_BYTES = io.rdma4j.spi.Transport.MAX_CONTEXT_BYTES;
     /** Length of the access key and of the incarnation id. */
     public static final int KEY_BYTES = 16;
 
@@ -204,7 +204,7 @@ public final class RdmaRemoteBuffer {
     }
 
     /**
-     * What {@code transport} needs to reach this buffer, for that transport's backend.
+     * What {@code transport} needs to reach this buffer, for that transport.
      *
      * @param transport a transport name, e.g. {@code "tcp"}
      * @return a new reference holding that transport's context
@@ -215,16 +215,16 @@ public final class RdmaRemoteBuffer {
         if (ctx == null) {
             throw new IllegalArgumentException("token carries no context for transport " + transport + ": " + this);
         }
-        if (offset != 0) {
-            // Transports learn remote offsets with the core v2 SPI; until then a slice that does
-            // not start at 0 must not reach one, or it would move the buffer's first bytes.
-            throw new UnsupportedOperationException("the transports do not take slices at a nonzero offset yet: " + this);
-        }
         return new RemoteBufferRef(owner, ownerIncarnation(), id, size, accessKey, ctx);
     }
 
     byte[] accessKey() {
         return accessKey.clone();
+    }
+
+    /** The owner's incarnation, as sent in requests. */
+    byte[] incarnationBytes() {
+        return incarnation.clone();
     }
 
     boolean isOwnedBy(byte[] incarnationId) {

@@ -9,7 +9,7 @@ import java.util.List;
 /**
  * The manager's own settings. Each transport declares its own (see its provider); all are
  * resolved and validated when a manager starts, from, first match wins: the builder
- * ({@link RdmaManager.Builder#set}), the system property, the environment variable, the default.
+ * ({@link RdmaManagerBuilder#set}), the system property, the environment variable, the default.
  */
 public final class RdmaSettings {
 
@@ -60,13 +60,26 @@ public final class RdmaSettings {
             "How long register/allocate/release wait for room when the registration ring is full, "
                     + "before failing with a timeout.");
 
+    /** Prepared local memory kept per transport that prepares any (verbs: local memory regions). */
+    public static final Setting<Integer> LOCAL_MEMORY_CACHE_ENTRIES = Setting.integer("rdma.localMemoryCacheEntries",
+            "RDMA_LOCAL_MEMORY_CACHE_ENTRIES", 1024, 1, 1 << 20,
+            "Local segments a transport keeps prepared (verbs: registered as local memory regions); the least recently "
+                    + "used beyond this are released. Segments inside registered buffers never count.");
+
+    /** Tokens whose route and decoded transport context are kept. */
+    public static final Setting<Integer> TOKEN_CACHE_ENTRIES = Setting.integer("rdma.tokenCacheEntries",
+            "RDMA_TOKEN_CACHE_ENTRIES", 4096, 1, 1 << 24,
+            "Tokens whose chosen transport and decoded context are kept, so that ops on a known token skip that work.");
+
     /**
      * Every manager-level setting.
      *
      * @return an immutable list of the settings declared in this class
      */
     public static List<Setting<?>> all() {
-        return List.of(BIND_HOST, ADVERTISED_HOST, CONTROL_PORT, REGISTRATION_RING_SIZE, REGISTRATION_QUEUE_TIMEOUT);
+        return List.of(BIND_HOST, ADVERTISED_HOST, CONTROL_PORT, REGISTRATION_RING_SIZE, REGISTRATION_QUEUE_TIMEOUT,
+                LOCAL_MEMORY_CACHE_ENTRIES,
+                TOKEN_CACHE_ENTRIES);
     }
 
     private static String host(String text) {

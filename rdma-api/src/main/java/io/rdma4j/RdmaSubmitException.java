@@ -3,10 +3,10 @@ package io.rdma4j;
 import java.util.Map;
 
 /**
- * An {@link RdmaAction} failed on one or more transports ({@code RDMA submit failed on n backend(s):}).
+ * An {@link RdmaAction} failed on one or more transports ({@code RDMA submit failed on n transport(s):}).
  * Ops routed to other transports may have completed.
  */
-public class RdmaSubmitException extends MultiBackendException {
+public class RdmaSubmitException extends MultiTransportException {
 
     private static final long serialVersionUID = 1L;
 

@@ -8,11 +8,11 @@ public class RdmaTimeoutException extends RdmaException {
     /**
      * Creates the exception.
      *
-     * @param backend the transport whose deadline passed, or {@code null}
+     * @param transport the transport whose deadline passed, or {@code null}
      * @param message what timed out: the peer and the op
      * @param cause   the transport's original error, or {@code null}
      */
-    public RdmaTimeoutException(String backend, String message, Throwable cause) {
-        super(backend, message, cause);
+    public RdmaTimeoutException(String transport, String message, Throwable cause) {
+        super(transport, message, cause);
     }
 }

@@ -11,11 +11,11 @@ public class RegistrationException extends RdmaException {
     /**
      * Creates the exception.
      *
-     * @param backend the transport that failed to register the segment
+     * @param transport the transport that failed to register the segment
      * @param message what happened
      * @param cause   the transport's original error
      */
-    public RegistrationException(String backend, String message, Throwable cause) {
-        super(backend, message, cause);
+    public RegistrationException(String transport, String message, Throwable cause) {
+        super(transport, message, cause);
     }
 }

@@ -1,8 +1,10 @@
 package io.rdma4j;
 
 /**
- * The owner of a remote buffer refused the access: the buffer is unknown or released, the
- * access key is wrong, the range is outside the buffer, or the owner's memory was freed.
+ * The owner of a remote buffer refused the access: the buffer is unknown or released, or the
+ * access key is wrong (one message for the three, so that a token's holder learns nothing about
+ * other buffers), the range is outside the buffer, the owner's memory was freed, or the token is
+ * stale ({@link StaleTokenException}).
  */
 public class RemoteAccessException extends RdmaException {
 
@@ -11,11 +13,11 @@ public class RemoteAccessException extends RdmaException {
     /**
      * Creates the exception.
      *
-     * @param backend the transport that carried the request, or {@code null}
+     * @param transport the transport that carried the request, or {@code null}
      * @param message the owner's reason for refusing
      * @param cause   the original error, or {@code null}
      */
-    public RemoteAccessException(String backend, String message, Throwable cause) {
-        super(backend, message, cause);
+    public RemoteAccessException(String transport, String message, Throwable cause) {
+        super(transport, message, cause);
     }
 }

@@ -153,8 +153,8 @@ class ActionTest {
         CompletionException e = assertThrows(CompletionException.class, () -> caller.newAction()
                 .readInto(ok, arena.allocate(8)).readInto(remote, arena.allocate(8)).submit(TIMEOUT).join());
 
-        assertInstanceOf(NoCompatibleBackendException.class, e.getCause());
-        assertTrue(e.getCause().getMessage().startsWith("no compatible RDMA backend for buffer: "), e.getCause().getMessage());
+        assertInstanceOf(NoCompatibleTransportException.class, e.getCause());
+        assertTrue(e.getCause().getMessage().startsWith("no compatible RDMA transport for buffer: "), e.getCause().getMessage());
         assertTrue(tcp.events.stream().noneMatch(s -> s.startsWith("submit")));
     }
 
@@ -174,7 +174,7 @@ class ActionTest {
                 .readInto(viaAlpha, arena.allocate(8)).writeFrom(viaBeta, arena.allocate(8)).submit(TIMEOUT).join());
 
         RdmaSubmitException se = assertInstanceOf(RdmaSubmitException.class, e.getCause());
-        assertEquals("RDMA submit failed on 2 backend(s):\n(alpha) bad rkey\n(beta) connection refused", se.getMessage());
+        assertEquals("RDMA submit failed on 2 transport(s):\n(alpha) bad rkey\n(beta) connection refused", se.getMessage());
         assertInstanceOf(RemoteAccessException.class, se.failures().get("alpha"));
         assertInstanceOf(PeerUnreachableException.class, se.failures().get("beta"));
     }
@@ -192,7 +192,7 @@ class ActionTest {
 
         RdmaSubmitException se = assertInstanceOf(RdmaSubmitException.class, e.getCause());
         assertInstanceOf(RdmaTimeoutException.class, se.getCause());
-        assertEquals("stub", se.backend());
+        assertEquals("stub", se.transport());
     }
 
     @Test
@@ -331,7 +331,7 @@ class ActionTest {
 
         RdmaSubmitException e = assertThrows(RdmaSubmitException.class, () -> action.submitAndWait(TIMEOUT));
 
-        assertEquals("RDMA submit failed on 1 backend(s):\n(stub) buffer 0 was released", e.getMessage());
+        assertEquals("RDMA submit failed on 1 transport(s):\n(stub) buffer 0 was released", e.getMessage());
         assertInstanceOf(RemoteAccessException.class, e.getCause());
         s.submitMode = StubProvider.SubmitMode.COPY;
         action.submitAndWait(TIMEOUT); // a failure leaves the action usable
@@ -344,7 +344,7 @@ class ActionTest {
         RdmaManager caller = manager(tcp);
         RdmaRemoteBuffer remote = owner.register(arena.allocate(8)).join();
 
-        assertThrows(NoCompatibleBackendException.class,
+        assertThrows(NoCompatibleTransportException.class,
                 () -> caller.newAction().readInto(remote, arena.allocate(8)).submitAndWait(TIMEOUT));
 
         assertTrue(tcp.events.stream().noneMatch(e -> e.startsWith("submit")));

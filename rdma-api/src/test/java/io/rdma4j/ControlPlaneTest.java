@@ -83,13 +83,13 @@ class ControlPlaneTest {
         int port = freePort();
         StubProvider none = new StubProvider("none", 1);
         none.availability = Availability.unavailable("no device here");
-        assertThrows(BackendUnavailableException.class, () -> RdmaManager.newBuilder().isolated()
+        assertThrows(TransportUnavailableException.class, () -> RdmaManager.newBuilder().isolated()
                 .providers(List.of(none)).set(RdmaSettings.CONTROL_PORT, port).keepEndpointOnFailure().build());
 
         PeerReadiness r = probe(a, new Endpoint("127.0.0.1", port), PROBE);
 
         assertEquals(PeerReadiness.State.FAILED, r.state());
-        assertTrue(r.detail().contains("no RDMA backend available"), r.detail());
+        assertTrue(r.detail().contains("no RDMA transport available"), r.detail());
         assertTrue(r.detail().contains("none: no device here"), r.detail());
     }
 
@@ -191,7 +191,7 @@ class ControlPlaneTest {
     }
 
     @Test
-    void backendRequest_reachesTheSameTransportInThePeer_andBringsBackItsReply() {
+    void transportRequest_reachesTheSameTransportInThePeer_andBringsBackItsReply() {
         StubProvider mine = new StubProvider("verbs", 1);
         StubProvider theirs = new StubProvider("verbs", 1);
         manager(mine);
@@ -210,7 +210,7 @@ class ControlPlaneTest {
     }
 
     @Test
-    void backendRequest_peerHandlerFails_requesterGetsItsMessage() {
+    void transportRequest_peerHandlerFails_requesterGetsItsMessageAsARemoteFailure() {
         StubProvider mine = new StubProvider("verbs", 1);
         StubProvider theirs = new StubProvider("verbs", 1);
         manager(mine);
@@ -223,12 +223,12 @@ class ControlPlaneTest {
                 .request(peer.controlEndpoint(), new byte[1], Deadline.after(PROBE)).join());
 
         TransportException te = assertInstanceOf(TransportException.class, e.getCause());
-        assertEquals(TransportException.Kind.REMOTE_ACCESS, te.kind());
+        assertEquals(TransportException.Kind.REMOTE_FAILURE, te.kind());
         assertTrue(te.getMessage().contains("peer queue pair already exists"), te.getMessage());
     }
 
     @Test
-    void backendRequest_transportThePeerDoesNotRun_failsNamingIt() {
+    void transportRequest_transportThePeerDoesNotRun_failsNamingIt() {
         StubProvider mine = new StubProvider("verbs", 1);
         manager(mine);
         RdmaManager peer = manager(new StubProvider("tcp", 1));
@@ -240,7 +240,7 @@ class ControlPlaneTest {
     }
 
     @Test
-    void backendRequest_peerNeverAnswers_failsWithTimeoutAtTheDeadline() throws IOException {
+    void transportRequest_peerNeverAnswers_failsWithTimeoutAtTheDeadline() throws IOException {
         StubProvider mine = new StubProvider("verbs", 1);
         manager(mine);
         try (ServerSocket silent = new ServerSocket(0)) {

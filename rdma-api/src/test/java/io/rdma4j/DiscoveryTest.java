@@ -15,7 +15,7 @@ class DiscoveryTest {
     @Test
     void build_withoutExplicitProviders_discoversThemThroughServiceLoader() {
         try (RdmaManager m = RdmaManager.newBuilder().isolated().build()) {
-            assertEquals(List.of("stub-discovered"), m.backends());
+            assertEquals(List.of("stub-discovered"), m.transports());
         }
     }
 

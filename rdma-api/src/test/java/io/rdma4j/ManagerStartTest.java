@@ -21,7 +21,7 @@ class ManagerStartTest {
     @Test
     void build_ordersTransportsByPriority_fastestFirst() {
         try (RdmaManager m = build(new StubProvider("slow", 100), new StubProvider("fast", 200), new StubProvider("mid", 150))) {
-            assertEquals(List.of("fast", "mid", "slow"), m.backends());
+            assertEquals(List.of("fast", "mid", "slow"), m.transports());
         }
     }
 
@@ -30,7 +30,7 @@ class ManagerStartTest {
         StubProvider broken = new StubProvider("broken", 200);
         broken.openFailure = new IllegalStateException("device on fire");
         try (RdmaManager m = build(broken, new StubProvider("ok", 100))) {
-            assertEquals(List.of("ok"), m.backends());
+            assertEquals(List.of("ok"), m.transports());
         }
     }
 
@@ -39,7 +39,7 @@ class ManagerStartTest {
         StubProvider off = new StubProvider("off", 200);
         off.availability = Availability.unavailable("disabled by test");
         try (RdmaManager m = build(off, new StubProvider("on", 100))) {
-            assertEquals(List.of("on"), m.backends());
+            assertEquals(List.of("on"), m.transports());
             assertTrue(off.events.isEmpty());
         }
     }
@@ -51,18 +51,18 @@ class ManagerStartTest {
         StubProvider b = new StubProvider("beta", 100);
         b.availability = Availability.unavailable("disabled by rdma.beta=false");
 
-        BackendUnavailableException e = assertThrows(BackendUnavailableException.class, () -> build(a, b));
+        TransportUnavailableException e = assertThrows(TransportUnavailableException.class, () -> build(a, b));
 
-        assertTrue(e.getMessage().startsWith("no RDMA backend available"), e.getMessage());
+        assertTrue(e.getMessage().startsWith("no RDMA transport available"), e.getMessage());
         assertTrue(e.getMessage().contains("alpha: no device"), e.getMessage());
         assertTrue(e.getMessage().contains("beta: disabled by rdma.beta=false"), e.getMessage());
     }
 
     @Test
     void build_noProviderAtAll_failsSayingNoneWasFound() {
-        BackendUnavailableException e = assertThrows(BackendUnavailableException.class, () -> build());
+        TransportUnavailableException e = assertThrows(TransportUnavailableException.class, () -> build());
 
-        assertTrue(e.getMessage().startsWith("no RDMA backend available"), e.getMessage());
+        assertTrue(e.getMessage().startsWith("no RDMA transport available"), e.getMessage());
         assertTrue(e.getMessage().contains("no transport provider found"), e.getMessage());
     }
 
@@ -73,9 +73,9 @@ class ManagerStartTest {
         StubProvider b = new StubProvider("beta", 100);
         b.openFailure = new IllegalStateException("port in use");
 
-        BackendUnavailableException e = assertThrows(BackendUnavailableException.class, () -> build(a, b));
+        TransportUnavailableException e = assertThrows(TransportUnavailableException.class, () -> build(a, b));
 
-        assertTrue(e.getMessage().startsWith("all available RDMA backends failed to initialize: "), e.getMessage());
+        assertTrue(e.getMessage().startsWith("all available RDMA transports failed to initialize: "), e.getMessage());
         assertTrue(e.getMessage().contains("alpha: cannot open mlx5_0; beta: port in use"), e.getMessage());
         assertEquals(2, e.getSuppressed().length);
     }

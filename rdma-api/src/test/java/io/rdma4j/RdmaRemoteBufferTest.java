@@ -375,11 +375,13 @@ class RdmaRemoteBufferTest {
     }
 
     @Test
-    void refFor_sliceAtANonzeroOffset_refusedUntilTransportsTakeOffsets() {
+    void refFor_sliceAtANonzeroOffset_namesTheSameRegistrationWithTheSlicesSize() {
         RdmaRemoteBuffer part = sample().slice(64, 32);
 
-        UnsupportedOperationException e = assertThrows(UnsupportedOperationException.class, () -> part.refFor("tcp"));
+        RemoteBufferRef ref = part.refFor("tcp");
 
-        assertTrue(e.getMessage().contains("nonzero offset"), e.getMessage());
+        assertEquals(7, ref.bufferId());
+        assertEquals(32, ref.size());
+        assertEquals(64, part.offset());
     }
 }

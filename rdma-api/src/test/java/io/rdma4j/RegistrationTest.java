@@ -119,7 +119,7 @@ class RegistrationTest {
 
         RegistrationException re = assertInstanceOf(RegistrationException.class, e.getCause());
         assertSame(boom, re.getCause());
-        assertEquals("slow", re.backend());
+        assertEquals("slow", re.transport());
         assertEquals(List.of(0L), fast.idsOf("release"));   // the one that had succeeded
         assertTrue(slow.idsOf("release").isEmpty());        // not the failing one
         assertEquals(0, m.registeredBufferCount());
@@ -281,7 +281,7 @@ class RegistrationTest {
     void allocate_memoryPinnedByARemoteAccess_isFreedWhenThePinCloses() {
         RdmaManager m = manager(fast);
         RdmaBuffer b = m.allocate(64).join();
-        LocalBuffer served = fast.context.registrations().lookup(b.id(), b.remote().accessKey());
+        LocalBuffer served = fast.context.registrations().lookup(b.remote().incarnationBytes(), b.id(), b.remote().accessKey(), 0, 64);
         LocalBuffer.Pin pin = served.pin();
 
         b.close();
@@ -303,27 +303,28 @@ class RegistrationTest {
     }
 
     @Test
-    void lookup_wrongKey_refusedAsWrongKey() {
+    void lookup_wrongKey_refusedAsDenied() {
         RdmaManager m = manager(fast);
         RdmaRemoteBuffer t = m.register(arena.allocate(8)).join();
         byte[] key = t.accessKey();
         key[0] ^= 1;
 
         BufferAccessException e = assertThrows(BufferAccessException.class,
-                () -> fast.context.registrations().lookup(t.id(), key));
+                () -> fast.context.registrations().lookup(t.incarnationBytes(), t.id(), key, 0, 8));
 
-        assertEquals(BufferAccessException.Reason.WRONG_KEY, e.reason());
+        assertEquals(BufferAccessException.Reason.DENIED, e.reason());
+        assertEquals("access to buffer " + t.id() + " denied: no such buffer, released, or wrong access key", e.getMessage());
     }
 
     @Test
-    void lookup_neverIssuedId_refusedAsUnknown() {
+    void lookup_neverIssuedId_refusedExactlyLikeAWrongKey() {
         RdmaManager m = manager(fast);
 
         BufferAccessException e = assertThrows(BufferAccessException.class,
-                () -> fast.context.registrations().lookup(42, new byte[16]));
+                () -> fast.context.registrations().lookup(fast.context.incarnation(), 42, new byte[16], 0, 1));
 
-        assertEquals(BufferAccessException.Reason.UNKNOWN, e.reason());
-        assertEquals("buffer 42 not found", e.getMessage());
+        assertEquals(BufferAccessException.Reason.DENIED, e.reason());
+        assertEquals("access to buffer 42 denied: no such buffer, released, or wrong access key", e.getMessage());
         assertEquals(0, m.registeredBufferCount());
     }
 
@@ -332,7 +333,7 @@ class RegistrationTest {
         RdmaManager m = manager(fast);
         Arena own = Arena.ofShared();
         RdmaRemoteBuffer t = m.register(own.allocate(64)).join();
-        LocalBuffer served = fast.context.registrations().lookup(t.id(), t.accessKey());
+        LocalBuffer served = fast.context.registrations().lookup(t.incarnationBytes(), t.id(), t.accessKey(), 0, 64);
         own.close();
 
         BufferAccessException e = assertThrows(BufferAccessException.class, served::pin);

@@ -30,7 +30,7 @@ class ReleaseTest {
     }
 
     @Test
-    void release_releasesOnEveryTransport_andLookupsThenFailAsReleased() {
+    void release_releasesOnEveryTransport_andLookupsThenAreDeniedLikeAnUnknownId() {
         RdmaManager m = manager(fast, slow);
         RdmaRemoteBuffer t = m.register(arena.allocate(8)).join();
 
@@ -39,8 +39,9 @@ class ReleaseTest {
         assertEquals(List.of(t.id()), fast.idsOf("release"));
         assertEquals(List.of(t.id()), slow.idsOf("release"));
         BufferAccessException e = assertThrows(BufferAccessException.class,
-                () -> fast.context.registrations().lookup(t.id(), t.accessKey()));
-        assertEquals(BufferAccessException.Reason.RELEASED, e.reason());
+                () -> fast.context.registrations().lookup(t.incarnationBytes(), t.id(), t.accessKey(), 0, 8));
+        assertEquals(BufferAccessException.Reason.DENIED, e.reason());
+        assertEquals("access to buffer " + t.id() + " denied: no such buffer, released, or wrong access key", e.getMessage());
     }
 
     @Test
@@ -74,7 +75,7 @@ class ReleaseTest {
         CompletionException e = assertThrows(CompletionException.class, () -> m.release(id).join());
 
         RdmaReleaseException re = assertInstanceOf(RdmaReleaseException.class, e.getCause());
-        assertEquals("RDMA release failed on 2 backend(s):\n(fast) ibv_dereg_mr failed\n(slow) socket gone", re.getMessage());
+        assertEquals("RDMA release failed on 2 transport(s):\n(fast) ibv_dereg_mr failed\n(slow) socket gone", re.getMessage());
         assertEquals(List.of("fast", "slow"), List.copyOf(re.failures().keySet()));
         assertEquals(List.of(id), third.idsOf("release"));
         assertEquals(0, m.registeredBufferCount());
@@ -94,14 +95,17 @@ class ReleaseTest {
     }
 
     @Test
-    void releaseByToken_fromAnotherManager_twice_isIdempotent() {
+    void releaseByToken_fromAnotherManager_twice_secondIsRefusedLikeAnUnknownBuffer() {
         RdmaManager owner = manager(fast);
         RdmaManager holder = manager(new StubProvider("fast", 200));
         RdmaRemoteBuffer t = owner.register(arena.allocate(8)).join();
-
-        holder.release(t).join();
         holder.release(t).join();
 
+        CompletionException again = assertThrows(CompletionException.class, () -> holder.release(t).join());
+
+        RemoteAccessException e = assertInstanceOf(RemoteAccessException.class, again.getCause());
+        assertTrue(e.getMessage().endsWith("access to buffer " + t.id()
+                + " denied: no such buffer, released, or wrong access key"), e.getMessage());
         assertEquals(List.of(t.id()), fast.idsOf("release"));
     }
 

@@ -1,5 +1,5 @@
 /**
- * The ibverbs transport's logic: its provider ({@link io.rdma4j.ibverbs.IbverbsBackendProvider}),
+ * The ibverbs transport's logic: its provider ({@link io.rdma4j.ibverbs.IbverbsTransportProvider}),
  * its settings ({@link io.rdma4j.ibverbs.IbverbsSettings}) and the value types they parse
  * ({@link io.rdma4j.ibverbs.DeviceTarget}, {@link io.rdma4j.ibverbs.PeerAffinity}).
  *
@@ -8,7 +8,7 @@
  * values. A test scans the compiled classes to keep it so.
  *
  * <pre>
- *   RdmaManager --availability(settings)--&gt; IbverbsBackendProvider --probe()--&gt; ffi.LibIbverbs
+ *   RdmaManager --availability(settings)--&gt; IbverbsTransportProvider --probe()--&gt; ffi.LibIbverbs
  *                                                 |                              (once per process,
  *                &lt;-- available / why not --------+                               libibverbs.so.1)
  * </pre>

@@ -51,7 +51,7 @@ class NativeLayeringTest {
     }
 
     private static Map<String, Set<String>> classReferences() throws IOException, URISyntaxException {
-        Path root = Path.of(IbverbsBackendProvider.class.getProtectionDomain().getCodeSource().getLocation().toURI());
+        Path root = Path.of(IbverbsTransportProvider.class.getProtectionDomain().getCodeSource().getLocation().toURI());
         Map<String, Set<String>> result = new TreeMap<>();
         try (Stream<Path> files = Files.walk(root)) {
             for (Path file : files.filter(f -> f.toString().endsWith(".class")).toList()) {

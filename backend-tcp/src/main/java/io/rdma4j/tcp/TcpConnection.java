@@ -77,9 +77,9 @@ final class TcpConnection implements AutoCloseable {
      *
      * @throws TcpRefusedException when the owner refused the request; the connection stays usable
      */
-    void write(long bufferId, byte[] accessKey, long offset, ByteBuffer payload) throws IOException, TcpRefusedException {
+    void write(long bufferId, byte[] accessKey, byte[] incarnation, long offset, ByteBuffer payload) throws IOException, TcpRefusedException {
         int length = payload.remaining();
-        putRequest(TcpProtocol.WRITE, bufferId, accessKey, offset, length);
+        putRequest(TcpProtocol.WRITE, bufferId, accessKey, incarnation, offset, length);
         gather[0] = request;
         gather[1] = payload;
         try {
@@ -99,9 +99,9 @@ final class TcpConnection implements AutoCloseable {
      *
      * @throws TcpRefusedException when the owner refused the request; the connection stays usable
      */
-    void read(long bufferId, byte[] accessKey, long offset, ByteBuffer destination) throws IOException, TcpRefusedException {
+    void read(long bufferId, byte[] accessKey, byte[] incarnation, long offset, ByteBuffer destination) throws IOException, TcpRefusedException {
         int length = destination.remaining();
-        putRequest(TcpProtocol.READ, bufferId, accessKey, offset, length);
+        putRequest(TcpProtocol.READ, bufferId, accessKey, incarnation, offset, length);
         TcpProtocol.writeFully(channel, request);
         int bodyLength = readReplyPreamble(TcpProtocol.DATA);
         if (bodyLength != length) {
@@ -110,11 +110,12 @@ final class TcpConnection implements AutoCloseable {
         TcpProtocol.readFully(channel, destination);
     }
 
-    private void putRequest(int type, long bufferId, byte[] accessKey, long offset, int length) {
+    private void putRequest(int type, long bufferId, byte[] accessKey, byte[] incarnation, long offset, int length) {
         int body = TcpProtocol.REQUEST_FIXED_BYTES + (type == TcpProtocol.WRITE ? length : 0);
         request.clear();
         TcpProtocol.putPreamble(request, type, body);
-        request.putLong(bufferId).put(accessKey, 0, TcpProtocol.KEY_BYTES).putLong(offset).putLong(length);
+        request.putLong(bufferId).put(accessKey, 0, TcpProtocol.KEY_BYTES).put(incarnation, 0, TcpProtocol.INCARNATION_BYTES)
+                .putLong(offset).putLong(length);
         request.flip();
     }
 

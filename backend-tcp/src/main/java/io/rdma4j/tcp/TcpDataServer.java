@@ -2,6 +2,7 @@ package io.rdma4j.tcp;
 
 import io.rdma4j.spi.Watchdog;
 import io.rdma4j.spi.BufferAccessException;
+import io.rdma4j.spi.ErrorCode;
 import io.rdma4j.spi.LocalBuffer;
 import io.rdma4j.spi.RegistrationLookup;
 
@@ -181,6 +182,7 @@ final class TcpDataServer implements AutoCloseable {
         private final ByteBuffer dataPreamble = ByteBuffer.allocateDirect(TcpProtocol.PREAMBLE_BYTES);
         private final ByteBuffer[] gather = new ByteBuffer[2];
         private final byte[] key = new byte[TcpProtocol.KEY_BYTES];
+        private final byte[] incarnation = new byte[TcpProtocol.INCARNATION_BYTES];
         private ByteBuffer drain;
 
         Session(SocketChannel ch) {
@@ -250,8 +252,9 @@ final class TcpDataServer implements AutoCloseable {
             }
             long bufferId = header.getLong(8);
             header.get(16, key);
-            long offset = header.getLong(32);
-            long length = header.getLong(40);
+            header.get(32, incarnation);
+            long offset = header.getLong(48);
+            long length = header.getLong(56);
             if (type == TcpProtocol.WRITE) {
                 if (length != bodyLength - TcpProtocol.REQUEST_FIXED_BYTES) {
                     malformed("WRITE announces " + length + " payload bytes in a " + bodyLength + "-byte body");
@@ -274,7 +277,7 @@ final class TcpDataServer implements AutoCloseable {
                 buffer = checkedBuffer(bufferId, offset, length);
             } catch (BufferAccessException refused) {
                 drain(length);
-                refuse(TcpProtocol.code(refused.reason()), refused.getMessage());
+                refuse(ErrorCode.of(refused.reason()).wire(), refused.getMessage());
                 return;
             }
             ByteBuffer destination = null;
@@ -283,12 +286,12 @@ final class TcpDataServer implements AutoCloseable {
                 TcpProtocol.readFully(ch, destination);
             } catch (BufferAccessException refused) {
                 drain(length);
-                refuse(TcpProtocol.code(refused.reason()), refused.getMessage());
+                refuse(ErrorCode.of(refused.reason()).wire(), refused.getMessage());
                 return;
             } catch (IllegalStateException | WrongThreadException memoryGone) {
                 // The bytes not yet taken are still on the wire.
                 drain(destination == null ? length : destination.remaining());
-                refuse(TcpProtocol.MEMORY_CLOSED, unusable(bufferId, memoryGone));
+                refuse(ErrorCode.OWNER_MEMORY_CLOSED.wire(), unusable(bufferId, memoryGone));
                 return;
             }
             ok.clear();
@@ -300,7 +303,7 @@ final class TcpDataServer implements AutoCloseable {
             try {
                 buffer = checkedBuffer(bufferId, offset, length);
             } catch (BufferAccessException refused) {
-                refuse(TcpProtocol.code(refused.reason()), refused.getMessage());
+                refuse(ErrorCode.of(refused.reason()).wire(), refused.getMessage());
                 return;
             }
             dataPreamble.clear();
@@ -311,13 +314,13 @@ final class TcpDataServer implements AutoCloseable {
                 gather[1] = buffer.segment().asSlice(offset, length).asByteBuffer();
                 TcpProtocol.writeFully(ch, gather);
             } catch (BufferAccessException refused) {
-                refuse(TcpProtocol.code(refused.reason()), refused.getMessage());
+                refuse(ErrorCode.of(refused.reason()).wire(), refused.getMessage());
             } catch (IllegalStateException | WrongThreadException memoryGone) {
                 if (dataPreamble.position() != 0) {
                     // Part of the reply is out: the stream cannot carry an error any more.
                     throw new TcpProtocolException(unusable(bufferId, memoryGone) + " (in the middle of a reply)");
                 }
-                refuse(TcpProtocol.MEMORY_CLOSED, unusable(bufferId, memoryGone));
+                refuse(ErrorCode.OWNER_MEMORY_CLOSED.wire(), unusable(bufferId, memoryGone));
             } finally {
                 gather[1] = null;
             }
@@ -331,15 +334,9 @@ final class TcpDataServer implements AutoCloseable {
             return "buffer " + bufferId + ": its memory was closed by its owner (" + e.getMessage() + ")";
         }
 
-        /** Looks up and range-checks; throws the refusal to send back. */
+        /** Looks up and range-checks (incarnation, key, range); throws the refusal to send back. */
         private LocalBuffer checkedBuffer(long bufferId, long offset, long length) {
-            LocalBuffer buffer = registrations.lookup(bufferId, key);
-            if (!TcpProtocol.inRange(offset, length, buffer.byteSize())) {
-                throw new BufferAccessException(BufferAccessException.Reason.OUT_OF_RANGE, bufferId,
-                        "range [" + offset + ", " + offset + " + " + length + ") is outside buffer " + bufferId
-                                + " of " + buffer.byteSize() + " bytes");
-            }
-            return buffer;
+            return registrations.lookup(incarnation, bufferId, key, offset, length);
         }
 
         private void refuse(int code, String text) throws IOException {
@@ -362,7 +359,7 @@ final class TcpDataServer implements AutoCloseable {
         /** Answers BAD_REQUEST (best effort) and ends the session. */
         private void malformed(String why) throws IOException {
             try {
-                refuse(TcpProtocol.BAD_REQUEST, "malformed frame: " + why);
+                refuse(ErrorCode.BAD_REQUEST.wire(), "malformed frame: " + why);
             } catch (IOException ignored) {
                 // the peer may already be gone; the connection closes anyway
             }

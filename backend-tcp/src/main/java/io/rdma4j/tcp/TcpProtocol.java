@@ -1,6 +1,8 @@
 package io.rdma4j.tcp;
 
-import io.rdma4j.spi.BufferAccessException;
+import io.rdma4j.spi.ErrorCode;
+import io.rdma4j.spi.RegistrationLookup;
+import io.rdma4j.spi.TransportException;
 
 import java.io.EOFException;
 import java.io.IOException;
@@ -10,23 +12,24 @@ import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
 
 /**
- * The TCP data protocol, version 1. One request, then one reply, on a connection; no pipelining.
+ * The TCP data protocol, version 2. One request, then one reply, on a connection; no pipelining.
  *
  * <pre>
- * every frame  : u16 magic 0x5254 ("RT") | u8 version (1) | u8 type | u32 body length | body
- * WRITE  (0x01): i64 buffer id | 16-byte access key | i64 offset | i64 length | length payload bytes
- * READ   (0x02): i64 buffer id | 16-byte access key | i64 offset | i64 length
+ * every frame  : u16 magic 0x5254 ("RT") | u8 version (2) | u8 type | u32 body length | body
+ * WRITE  (0x01): i64 buffer id | 16-byte access key | 16-byte owner incarnation | i64 offset | i64 length
+ *                | length payload bytes
+ * READ   (0x02): i64 buffer id | 16-byte access key | 16-byte owner incarnation | i64 offset | i64 length
  * OK     (0x11): (empty body)                         reply to WRITE
  * DATA   (0x12): body length payload bytes            reply to READ, exactly the length asked
  * ERROR  (0x13): u8 code | u16 text length | UTF-8 text (at most 4096 bytes)
  *
- * ERROR codes: 1 unknown buffer, 2 released, 3 wrong access key, 4 range outside the buffer,
- *              5 owner memory unusable (closed or thread-confined)  -> connection stays usable
- *              6 malformed request                                   -> server closes it
+ * ERROR codes: those of io.rdma4j.spi.ErrorCode. 1 access denied (unknown, released or wrong key,
+ *              never told apart), 2 stale token, 3 range outside the buffer, 4 owner memory unusable
+ *              -> connection stays usable; 5 malformed request -> server closes it
  * </pre>
  *
- * Big-endian throughout. A request body is 40 bytes plus, for WRITE, the payload, so the body
- * length of a WRITE must be {@code 40 + length} and that of a READ exactly 40; a chunk is at most
+ * Big-endian throughout. A request body is 56 bytes plus, for WRITE, the payload, so the body
+ * length of a WRITE must be {@code 56 + length} and that of a READ exactly 56; a chunk is at most
  * {@link #MAX_CHUNK_BYTES}. A frame breaking any of these rules is malformed: the server answers
  * ERROR {@link #BAD_REQUEST} when it can and closes that connection. A request the server refuses
  * (unknown or released buffer, wrong key, range outside the buffer) gets ERROR with the reason and
@@ -38,7 +41,7 @@ final class TcpProtocol {
     }
 
     static final int MAGIC = 0x5254;
-    static final int VERSION = 1;
+    static final int VERSION = 2;
 
     static final int WRITE = 0x01;
     static final int READ = 0x02;
@@ -49,7 +52,7 @@ final class TcpProtocol {
     /** Magic, version, type, body length. */
     static final int PREAMBLE_BYTES = 8;
     /** Buffer id, access key, offset, length. */
-    static final int REQUEST_FIXED_BYTES = 40;
+    static final int REQUEST_FIXED_BYTES = 56;
     static final int REQUEST_HEADER_BYTES = PREAMBLE_BYTES + REQUEST_FIXED_BYTES;
     static final int KEY_BYTES = 16;
 
@@ -58,27 +61,12 @@ final class TcpProtocol {
     static final int MAX_CHUNK_BYTES = MAX_CHUNK_MIB << 20;
     static final int MAX_ERROR_TEXT_BYTES = 4096;
 
-    // ERROR codes. 1..5 mirror BufferAccessException.Reason: the connection stays usable.
-    static final int UNKNOWN_BUFFER = 1;
-    static final int RELEASED = 2;
-    static final int WRONG_KEY = 3;
-    static final int OUT_OF_RANGE = 4;
-    static final int MEMORY_CLOSED = 5;
-    /** The request was malformed; the server closes the connection after this reply. */
-    static final int BAD_REQUEST = 6;
+    /** Bytes of an owner incarnation in a request. */
+    static final int INCARNATION_BYTES = RegistrationLookup.INCARNATION_BYTES;
 
-    static int code(BufferAccessException.Reason reason) {
-        return switch (reason) {
-            case UNKNOWN -> UNKNOWN_BUFFER;
-            case RELEASED -> RELEASED;
-            case WRONG_KEY -> WRONG_KEY;
-            case OUT_OF_RANGE -> OUT_OF_RANGE;
-            case CLOSED -> MEMORY_CLOSED;
-        };
-    }
-
+    /** ERROR code of a refusal that leaves the connection usable (the request was well formed). */
     static boolean isAccessRefusal(int code) {
-        return code >= UNKNOWN_BUFFER && code <= MEMORY_CLOSED;
+        return code != ErrorCode.BAD_REQUEST.wire() && ErrorCode.fromWire(code).kind() != TransportException.Kind.REMOTE_FAILURE;
     }
 
     static String typeName(int type) {

@@ -6,7 +6,7 @@ import java.time.Duration;
 import java.util.List;
 
 /**
- * The settings of the TCP transport. Every one is declared by {@link TcpBackendProvider#settings()},
+ * The settings of the TCP transport. Every one is declared by {@link TcpTransportProvider#settings()},
  * so a manager parses and validates all of them when it starts, even when TCP ends up unused: a
  * bad value fails the start with a message naming the key, the environment variable and the
  * value. Values resolve, first match wins: the manager builder, the system property, the

@@ -1,5 +1,5 @@
 /**
- * The TCP fallback transport: {@link io.rdma4j.tcp.TcpBackendProvider} and its
+ * The TCP fallback transport: {@link io.rdma4j.tcp.TcpTransportProvider} and its
  * {@link io.rdma4j.tcp.TcpSettings}. Everything else here is package-private.
  *
  * <h2>Threads and data flow</h2>

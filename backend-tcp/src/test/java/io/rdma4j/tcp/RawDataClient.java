@@ -46,10 +46,10 @@ final class RawDataClient implements AutoCloseable {
         in = new DataInputStream(socket.getInputStream());
     }
 
-    static byte[] request(int type, long bufferId, byte[] key, long offset, long length, byte[] payload) {
-        ByteBuffer b = ByteBuffer.allocate(48 + payload.length);
-        b.putShort((short) 0x5254).put((byte) 1).put((byte) type).putInt(40 + payload.length);
-        b.putLong(bufferId).put(key).putLong(offset).putLong(length).put(payload);
+    static byte[] request(int type, long bufferId, byte[] key, byte[] incarnation, long offset, long length, byte[] payload) {
+        ByteBuffer b = ByteBuffer.allocate(64 + payload.length);
+        b.putShort((short) 0x5254).put((byte) 2).put((byte) type).putInt(56 + payload.length);
+        b.putLong(bufferId).put(key).put(incarnation).putLong(offset).putLong(length).put(payload);
         return b.array();
     }
 
@@ -58,12 +58,12 @@ final class RawDataClient implements AutoCloseable {
         out.flush();
     }
 
-    void read(long bufferId, byte[] key, long offset, long length) throws IOException {
-        send(request(READ, bufferId, key, offset, length, new byte[0]));
+    void read(long bufferId, byte[] key, byte[] incarnation, long offset, long length) throws IOException {
+        send(request(READ, bufferId, key, incarnation, offset, length, new byte[0]));
     }
 
-    void write(long bufferId, byte[] key, long offset, byte[] payload) throws IOException {
-        send(request(WRITE, bufferId, key, offset, payload.length, payload));
+    void write(long bufferId, byte[] key, byte[] incarnation, long offset, byte[] payload) throws IOException {
+        send(request(WRITE, bufferId, key, incarnation, offset, payload.length, payload));
     }
 
     /** Half-closes: the server sees end of stream. */
@@ -76,7 +76,7 @@ final class RawDataClient implements AutoCloseable {
         int version = in.readUnsignedByte();
         int type = in.readUnsignedByte();
         int length = in.readInt();
-        if (magic != 0x5254 || version != 1) {
+        if (magic != 0x5254 || version != 2) {
             throw new IOException("not a reply frame: magic " + Integer.toHexString(magic) + ", version " + version);
         }
         byte[] body = new byte[length];

@@ -57,7 +57,7 @@ class TcpDataEndpointTest {
 
     /** The endpoint still serves the connection opened earlier and a whole new transfer. */
     private void assertStillServing() throws IOException {
-        bystander.read(buffer.id(), key, 0, 8);
+        bystander.read(buffer.id(), key, TestTokens.incarnation(buffer.remote()), 0, 8);
         RawDataClient.Reply reply = bystander.reply();
         assertEquals(RawDataClient.DATA, reply.type());
         assertEquals(8, reply.body().length);
@@ -75,7 +75,7 @@ class TcpDataEndpointTest {
             RawDataClient.Reply reply = attacker.reply();
 
             assertEquals(RawDataClient.ERROR, reply.type());
-            assertEquals(6, reply.code());
+            assertEquals(5, reply.code());
             assertTrue(reply.text().contains("malformed frame: bad magic"), reply.text());
             assertTrue(attacker.closedByServer());
         }
@@ -85,7 +85,7 @@ class TcpDataEndpointTest {
     @Test
     void truncatedHeader_thenEndOfStream_closesOnlyThatConnection() throws IOException {
         try (RawDataClient attacker = new RawDataClient(data)) {
-            byte[] request = RawDataClient.request(RawDataClient.READ, buffer.id(), key, 0, 8, new byte[0]);
+            byte[] request = RawDataClient.request(RawDataClient.READ, buffer.id(), key, TestTokens.incarnation(buffer.remote()), 0, 8, new byte[0]);
             attacker.send(Arrays.copyOf(request, 20));
             attacker.shutdownOutput();
 
@@ -97,7 +97,7 @@ class TcpDataEndpointTest {
     @Test
     void truncatedWritePayload_closesOnlyThatConnectionAndReleasesTheBuffer() throws IOException {
         try (RawDataClient attacker = new RawDataClient(data)) {
-            byte[] header = RawDataClient.request(RawDataClient.WRITE, buffer.id(), key, 0, 1000, new byte[1000]);
+            byte[] header = RawDataClient.request(RawDataClient.WRITE, buffer.id(), key, TestTokens.incarnation(buffer.remote()), 0, 1000, new byte[1000]);
             attacker.send(Arrays.copyOf(header, 48 + 10)); // announces 1000 payload bytes, sends 10
             attacker.shutdownOutput();
 
@@ -109,14 +109,14 @@ class TcpDataEndpointTest {
     @Test
     void absurdBodyLength_isRefusedWithoutAllocatingIt() throws IOException {
         try (RawDataClient attacker = new RawDataClient(data)) {
-            byte[] request = RawDataClient.request(RawDataClient.WRITE, buffer.id(), key, 0, 8, new byte[8]);
+            byte[] request = RawDataClient.request(RawDataClient.WRITE, buffer.id(), key, TestTokens.incarnation(buffer.remote()), 0, 8, new byte[8]);
             ByteBuffer.wrap(request).putInt(4, 0xffff_fff0); // body length ~4 GiB, over the 1 GiB cap
 
             attacker.send(request);
             RawDataClient.Reply reply = attacker.reply();
 
             assertEquals(RawDataClient.ERROR, reply.type());
-            assertEquals(6, reply.code());
+            assertEquals(5, reply.code());
             assertTrue(attacker.closedByServer());
         }
         assertStillServing();
@@ -126,13 +126,13 @@ class TcpDataEndpointTest {
     void unknownRequestTypeOrVersion_closesThatConnection() throws IOException {
         for (int[] poke : new int[][]{{3, 0x7f}, {2, 9}}) { // type byte, version byte
             try (RawDataClient attacker = new RawDataClient(data)) {
-                byte[] request = RawDataClient.request(RawDataClient.READ, buffer.id(), key, 0, 8, new byte[0]);
+                byte[] request = RawDataClient.request(RawDataClient.READ, buffer.id(), key, TestTokens.incarnation(buffer.remote()), 0, 8, new byte[0]);
                 request[poke[0]] = (byte) poke[1];
 
                 attacker.send(request);
                 RawDataClient.Reply reply = attacker.reply();
 
-                assertEquals(6, reply.code(), reply.text());
+                assertEquals(5, reply.code(), reply.text());
                 assertTrue(attacker.closedByServer());
             }
         }
@@ -144,7 +144,7 @@ class TcpDataEndpointTest {
         try (TcpTesting.Instrumented strict = TcpTesting.instrumented("rdma.tcp.idleTimeout", "300ms")) {
             RdmaBuffer b = await(strict.manager().allocate(4096));
             try (RawDataClient stalled = new RawDataClient(TestTokens.dataEndpoint(b.remote()))) {
-                byte[] request = RawDataClient.request(RawDataClient.WRITE, b.id(), TestTokens.accessKey(b.remote()), 0,
+                byte[] request = RawDataClient.request(RawDataClient.WRITE, b.id(), TestTokens.accessKey(b.remote()), TestTokens.incarnation(b.remote()), 0,
                         4096, new byte[4096]);
                 stalled.send(Arrays.copyOf(request, 48 + 100)); // then nothing more
 
@@ -162,6 +162,6 @@ class TcpDataEndpointTest {
         bystander.close();
 
         TcpTesting.awaitCondition("serving threads of closed connections end",
-                () -> owner.backend().servedConnectionCount() == 0 && owner.backend().liveThreadCount() == 1);
+                () -> owner.transport().servedConnectionCount() == 0 && owner.transport().liveThreadCount() == 1);
     }
 }

@@ -76,10 +76,10 @@ class TcpDeadlineTest {
 
     @Test
     void timeoutMessage_namesTheBudgetReadably() {
-        assertEquals("2s", TcpBackend.format(Duration.ofNanos(1_999_700_000L)));
-        assertEquals("1.5s", TcpBackend.format(Duration.ofMillis(1500)));
-        assertEquals("250ms", TcpBackend.format(Duration.ofMillis(250)));
-        assertEquals("3ms", TcpBackend.format(Duration.ofMillis(3)));
+        assertEquals("2s", TcpTransport.format(Duration.ofNanos(1_999_700_000L)));
+        assertEquals("1.5s", TcpTransport.format(Duration.ofMillis(1500)));
+        assertEquals("250ms", TcpTransport.format(Duration.ofMillis(250)));
+        assertEquals("3ms", TcpTransport.format(Duration.ofMillis(3)));
     }
 
     @Test
@@ -94,8 +94,8 @@ class TcpDeadlineTest {
             assertTrue(e.getMessage().startsWith("tcp read of buffer " + token.id() + " from " + silent.endpoint()
                     + " timed out"), e.getMessage());
             assertTrue(SilentPeer.closedByOtherSide(serverSide, SAFETY), "the timed-out connection was not closed");
-            assertEquals(0, requester.backend().pool().checkedOutCount());
-            assertEquals(0, requester.backend().pool().idleCount(), "a timed-out connection went back to the pool");
+            assertEquals(0, requester.transport().pool().checkedOutCount());
+            assertEquals(0, requester.transport().pool().idleCount(), "a timed-out connection went back to the pool");
         }
     }
 
@@ -119,17 +119,18 @@ class TcpDeadlineTest {
         Throwable failure = failureOf(requester.manager().write(realToken, local, Duration.ZERO));
 
         cause(RdmaTimeoutException.class, failure);
-        assertEquals(0, requester.backend().pool().openedCount());
+        assertEquals(0, requester.transport().pool().openedCount());
     }
 
     @Test
-    void malformedTcpContext_failsWithAClearError() {
+    void malformedTcpContext_failsBeforeAnythingIsSentWithAClearError() {
         RdmaRemoteBuffer token = TestTokens.withTcpContext(realToken, new byte[]{9, 9});
 
         Throwable failure = failureOf(requester.manager().write(token, local, Duration.ofSeconds(10)));
 
-        RdmaException e = cause(RdmaException.class, failure);
+        IllegalArgumentException e = assertInstanceOf(IllegalArgumentException.class, failure);
         assertTrue(e.getMessage().contains("tcp context is malformed"), e.getMessage());
+        assertEquals(0, requester.transport().pool().openedCount());
     }
 
     @Test
@@ -145,8 +146,8 @@ class TcpDeadlineTest {
             RdmaSubmitException submit = assertInstanceOf(RdmaSubmitException.class, failure);
             assertTrue(submit.getMessage().contains("closed"), submit.getMessage());
             assertTrue(SilentPeer.closedByOtherSide(serverSide, SAFETY));
-            assertEquals(0, requester.backend().liveThreadCount(), "threads of the closed transport still run");
-            assertEquals(0, requester.backend().pool().checkedOutCount());
+            assertEquals(0, requester.transport().liveThreadCount(), "threads of the closed transport still run");
+            assertEquals(0, requester.transport().pool().checkedOutCount());
         }
     }
 }

@@ -2,7 +2,7 @@ package io.rdma4j.tcp;
 
 import io.rdma4j.RdmaBuffer;
 import io.rdma4j.RdmaManager;
-import io.rdma4j.spi.BackendOp;
+import io.rdma4j.spi.TransportOp;
 import io.rdma4j.spi.Deadline;
 import io.rdma4j.spi.TransportException;
 import org.junit.jupiter.api.Test;
@@ -38,15 +38,15 @@ class TcpLifecycleTest {
             await(peer.manager().write(buffer.remote(), local, TRANSFER_TIMEOUT));
             await(peer.manager().read(buffer.remote(), local, TRANSFER_TIMEOUT));
 
-            assertEquals(1, peer.backend().pool().openedCount());
-            assertEquals(1, peer.backend().pool().idleCount(TestTokens.dataEndpoint(buffer.remote())));
+            assertEquals(1, peer.transport().pool().openedCount());
+            assertEquals(1, peer.transport().pool().idleCount(TestTokens.dataEndpoint(buffer.remote())));
         }
     }
 
     @Test
     void pooledConnection_toAPeerThatRestarted_isReplacedTransparently() {
         TcpTesting.Instrumented first = TcpTesting.instrumented();
-        int port = first.backend().dataEndpoint().port();
+        int port = first.transport().dataEndpoint().port();
         try (TcpTesting.Instrumented peer = TcpTesting.instrumented(); Arena arena = Arena.ofShared()) {
             MemorySegment local = arena.allocate(MIB, 8);
             await(peer.manager().write(await(first.manager().allocate(MIB)).remote(), local, TRANSFER_TIMEOUT));
@@ -58,7 +58,7 @@ class TcpLifecycleTest {
                 await(peer.manager().write(buffer.remote(), local, TRANSFER_TIMEOUT));
 
                 assertEquals(-1, Patterns.mismatch(local, buffer.segment(), MIB));
-                assertEquals(2, peer.backend().pool().openedCount(), "the stale connection was replaced once");
+                assertEquals(2, peer.transport().pool().openedCount(), "the stale connection was replaced once");
             }
         }
     }
@@ -75,10 +75,10 @@ class TcpLifecycleTest {
             peer.close();
             owner.close();
 
-            assertEquals(0, peer.backend().liveThreadCount());
-            assertEquals(0, owner.backend().liveThreadCount());
-            assertEquals(0, owner.backend().servedConnectionCount());
-            assertEquals(0, peer.backend().pool().idleCount());
+            assertEquals(0, peer.transport().liveThreadCount());
+            assertEquals(0, owner.transport().liveThreadCount());
+            assertEquals(0, owner.transport().servedConnectionCount());
+            assertEquals(0, peer.transport().pool().idleCount());
         }
     }
 
@@ -87,16 +87,16 @@ class TcpLifecycleTest {
         TcpTesting.Instrumented m = TcpTesting.instrumented();
         m.close();
 
-        m.backend().close();
-        m.backend().close();
+        m.transport().close();
+        m.transport().close();
 
-        assertEquals(0, m.backend().liveThreadCount());
+        assertEquals(0, m.transport().liveThreadCount());
     }
 
     @Test
     void close_stopsTheDataEndpoint() throws IOException {
         TcpTesting.Instrumented m = TcpTesting.instrumented();
-        InetSocketAddress data = new InetSocketAddress(m.backend().dataEndpoint().host(), m.backend().dataEndpoint().port());
+        InetSocketAddress data = new InetSocketAddress(m.transport().dataEndpoint().host(), m.transport().dataEndpoint().port());
 
         m.close();
 
@@ -114,7 +114,7 @@ class TcpLifecycleTest {
             TcpTesting.Instrumented closed = TcpTesting.instrumented();
             closed.close();
 
-            Throwable failure = failureOf(closed.backend().submit(List.of(new BackendOp(BackendOp.OpType.WRITE_FROM_LOCAL,
+            Throwable failure = failureOf(closed.transport().submit(List.of(TransportOp.of(TransportOp.OpType.WRITE_FROM_LOCAL,
                     arena.allocate(16), buffer.remote().refFor("tcp"))), Deadline.after(Duration.ofSeconds(5))));
 
             TransportException e = assertInstanceOf(TransportException.class, failure);
@@ -130,9 +130,9 @@ class TcpLifecycleTest {
              TcpTesting.Instrumented peer = TcpTesting.instrumented();
              Arena confined = Arena.ofConfined()) {
             RdmaBuffer buffer = await(owner.allocate(16));
-            BackendOp op = new BackendOp(BackendOp.OpType.WRITE_FROM_LOCAL, confined.allocate(16), buffer.remote().refFor("tcp"));
+            TransportOp op = TransportOp.of(TransportOp.OpType.WRITE_FROM_LOCAL, confined.allocate(16), buffer.remote().refFor("tcp"));
 
-            Throwable failure = failureOf(peer.backend().submit(List.of(op), Deadline.after(TRANSFER_TIMEOUT)));
+            Throwable failure = failureOf(peer.transport().submit(List.of(op), Deadline.after(TRANSFER_TIMEOUT)));
 
             TransportException e = assertInstanceOf(TransportException.class, failure);
             assertEquals(TransportException.Kind.LOCAL_ACCESS, e.kind());

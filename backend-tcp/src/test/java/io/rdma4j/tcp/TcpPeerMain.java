@@ -2,6 +2,7 @@ package io.rdma4j.tcp;
 
 import io.rdma4j.RdmaBuffer;
 import io.rdma4j.RdmaManager;
+import io.rdma4j.RdmaManagerBuilder;
 import io.rdma4j.RdmaRemoteBuffer;
 
 import java.io.BufferedReader;
@@ -35,7 +36,7 @@ public final class TcpPeerMain {
 
     public static void main(String[] args) throws Exception {
         long size = 0;
-        RdmaManager.Builder builder = RdmaManager.newBuilder().isolated();
+        RdmaManagerBuilder builder = RdmaManager.newBuilder().isolated();
         for (String arg : args) {
             int eq = arg.indexOf('=');
             String key = arg.substring(0, eq);

@@ -115,7 +115,7 @@ class TcpRemoteAccessTest {
         await(peer.manager().read(buffer.remote(), local, TRANSFER_TIMEOUT));
 
         assertEquals(-1, Patterns.mismatch(buffer.segment(), local, SIZE));
-        assertEquals(1, peer.backend().pool().openedCount(), "the refusal must not cost the connection");
+        assertEquals(1, peer.transport().pool().openedCount(), "the refusal must not cost the connection");
     }
 
     @Test
@@ -132,16 +132,16 @@ class TcpRemoteAccessTest {
     }
 
     @Test
-    void unknownBufferId_isRefusedSayingNotFound() throws IOException {
+    void unknownBufferId_isRefusedExactlyLikeAWrongKey() throws IOException {
         Endpoint data = TestTokens.dataEndpoint(buffer.remote());
         try (RawDataClient raw = new RawDataClient(data)) {
-            raw.read(1_000_000, TestTokens.accessKey(buffer.remote()), 0, 1);
+            raw.read(1_000_000, TestTokens.accessKey(buffer.remote()), TestTokens.incarnation(buffer.remote()), 0, 1);
 
             RawDataClient.Reply reply = raw.reply();
 
             assertEquals(RawDataClient.ERROR, reply.type());
             assertEquals(1, reply.code());
-            assertTrue(reply.text().contains("not found"), reply.text());
+            assertEquals("access to buffer 1000000 denied: no such buffer, released, or wrong access key", reply.text());
         }
     }
 
@@ -150,13 +150,13 @@ class TcpRemoteAccessTest {
         Endpoint data = TestTokens.dataEndpoint(buffer.remote());
         byte[] key = TestTokens.accessKey(buffer.remote());
         try (RawDataClient raw = new RawDataClient(data)) {
-            raw.read(buffer.id(), key, SIZE - 1, 2);
+            raw.read(buffer.id(), key, TestTokens.incarnation(buffer.remote()), SIZE - 1, 2);
             RawDataClient.Reply refused = raw.reply();
-            raw.read(buffer.id(), key, SIZE - 4, 4);
+            raw.read(buffer.id(), key, TestTokens.incarnation(buffer.remote()), SIZE - 4, 4);
             RawDataClient.Reply served = raw.reply();
 
             assertEquals(RawDataClient.ERROR, refused.type());
-            assertEquals(4, refused.code());
+            assertEquals(3, refused.code());
             assertTrue(refused.text().contains("outside buffer " + buffer.id()), refused.text());
             assertEquals(RawDataClient.DATA, served.type());
             byte[] expected = new byte[4];
@@ -169,12 +169,12 @@ class TcpRemoteAccessTest {
     void rangeThatOverflowsALong_isRefusedNotWrapped() throws IOException {
         Endpoint data = TestTokens.dataEndpoint(buffer.remote());
         try (RawDataClient raw = new RawDataClient(data)) {
-            raw.read(buffer.id(), TestTokens.accessKey(buffer.remote()), Long.MAX_VALUE - 1, 16);
+            raw.read(buffer.id(), TestTokens.accessKey(buffer.remote()), TestTokens.incarnation(buffer.remote()), Long.MAX_VALUE - 1, 16);
 
             RawDataClient.Reply reply = raw.reply();
 
             assertEquals(RawDataClient.ERROR, reply.type());
-            assertEquals(4, reply.code());
+            assertEquals(3, reply.code());
         }
     }
 
@@ -187,13 +187,13 @@ class TcpRemoteAccessTest {
         byte[] payload = new byte[100_000];
         Arrays.fill(payload, (byte) 0x7e);
         try (RawDataClient raw = new RawDataClient(data)) {
-            raw.write(buffer.id(), badKey, 0, payload);
+            raw.write(buffer.id(), badKey, TestTokens.incarnation(buffer.remote()), 0, payload);
             RawDataClient.Reply refused = raw.reply();
-            raw.write(buffer.id(), key, 0, new byte[]{1, 2, 3});
+            raw.write(buffer.id(), key, TestTokens.incarnation(buffer.remote()), 0, new byte[]{1, 2, 3});
             RawDataClient.Reply ok = raw.reply();
 
             assertEquals(RawDataClient.ERROR, refused.type());
-            assertEquals(3, refused.code());
+            assertEquals(1, refused.code());
             assertEquals(RawDataClient.OK, ok.type());
             assertEquals(0, ok.body().length);
             assertEquals(1, buffer.segment().get(java.lang.foreign.ValueLayout.JAVA_BYTE, 0));

@@ -1,6 +1,6 @@
 package io.rdma4j.tcp;
 
-import io.rdma4j.BackendUnavailableException;
+import io.rdma4j.TransportUnavailableException;
 import io.rdma4j.RdmaManager;
 import io.rdma4j.spi.Availability;
 import io.rdma4j.spi.Setting;
@@ -19,7 +19,7 @@ class TcpSettingsTest {
 
     @Test
     void provider_isNamedTcpWithPriority100_andDeclaresEverySetting() {
-        TcpBackendProvider provider = new TcpBackendProvider();
+        TcpTransportProvider provider = new TcpTransportProvider();
 
         assertEquals("tcp", provider.name());
         assertEquals(100, provider.priority());
@@ -65,7 +65,7 @@ class TcpSettingsTest {
 
     @Test
     void availability_fallbackDisallowed_unavailableSayingWhy() {
-        Availability a = new TcpBackendProvider().availability(settings(Map.of(TcpSettings.ALLOW_TCP_FALLBACK, false)));
+        Availability a = new TcpTransportProvider().availability(settings(Map.of(TcpSettings.ALLOW_TCP_FALLBACK, false)));
 
         assertFalse(a.isAvailable());
         assertEquals("disabled by rdma.allowTcpFallback=false", a.reason());
@@ -73,7 +73,7 @@ class TcpSettingsTest {
 
     @Test
     void availability_byDefault_available() {
-        assertTrue(new TcpBackendProvider().availability(settings(Map.of())).isAvailable());
+        assertTrue(new TcpTransportProvider().availability(settings(Map.of())).isAvailable());
     }
 
     @Test
@@ -86,7 +86,7 @@ class TcpSettingsTest {
 
     @Test
     void managerBuild_tcpDisabled_failsWithTheReason() {
-        BackendUnavailableException e = assertThrows(BackendUnavailableException.class,
+        TransportUnavailableException e = assertThrows(TransportUnavailableException.class,
                 () -> RdmaManager.newBuilder().isolated().set("rdma.allowTcpFallback", "false").build().close());
 
         assertTrue(e.getMessage().contains("disabled by rdma.allowTcpFallback=false"), e.getMessage());

@@ -1,6 +1,7 @@
 package io.rdma4j.tcp;
 
 import io.rdma4j.RdmaManager;
+import io.rdma4j.RdmaManagerBuilder;
 
 import java.time.Duration;
 import java.util.List;
@@ -28,15 +29,15 @@ final class TcpTesting {
      * the environment, with 1 MiB chunks unless {@code settings} (key, value, ...) say otherwise.
      */
     static RdmaManager manager(String... settings) {
-        RdmaManager.Builder b = RdmaManager.newBuilder().isolated().set("rdma.tcp.maxChunkMiB", "1");
+        RdmaManagerBuilder b = RdmaManager.newBuilder().isolated().set("rdma.tcp.maxChunkMiB", "1");
         for (int i = 0; i < settings.length; i += 2) {
             b.set(settings[i], settings[i + 1]);
         }
         return b.build();
     }
 
-    /** A manager plus its TCP backend, for tests that look inside (pool, threads). */
-    record Instrumented(RdmaManager manager, TcpBackend backend) implements AutoCloseable {
+    /** A manager plus its TCP transport, for tests that look inside (pool, threads). */
+    record Instrumented(RdmaManager manager, TcpTransport transport) implements AutoCloseable {
         @Override
         public void close() {
             manager.close();
@@ -44,8 +45,8 @@ final class TcpTesting {
     }
 
     static Instrumented instrumented(String... settings) {
-        TcpBackendProvider provider = new TcpBackendProvider();
-        RdmaManager.Builder b = RdmaManager.newBuilder().isolated().providers(List.of(provider))
+        TcpTransportProvider provider = new TcpTransportProvider();
+        RdmaManagerBuilder b = RdmaManager.newBuilder().isolated().providers(List.of(provider))
                 .set("rdma.tcp.maxChunkMiB", "1");
         for (int i = 0; i < settings.length; i += 2) {
             b.set(settings[i], settings[i + 1]);

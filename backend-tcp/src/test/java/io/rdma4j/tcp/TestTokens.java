@@ -34,6 +34,11 @@ final class TestTokens {
         return TcpContextCodec.decode(token.refFor("tcp").context());
     }
 
+    /** The owner incarnation the token names, as requests carry it. */
+    static byte[] incarnation(RdmaRemoteBuffer token) {
+        return java.util.HexFormat.of().parseHex(token.ownerIncarnation());
+    }
+
     /** The token's access key. */
     static byte[] accessKey(RdmaRemoteBuffer token) {
         return token.refFor("tcp").accessKey();

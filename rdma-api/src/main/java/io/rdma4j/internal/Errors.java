@@ -4,6 +4,8 @@ import io.rdma4j.PeerUnreachableException;
 import io.rdma4j.RdmaException;
 import io.rdma4j.RdmaTimeoutException;
 import io.rdma4j.RemoteAccessException;
+import io.rdma4j.StaleTokenException;
+import io.rdma4j.RdmaReleaseException;
 import io.rdma4j.spi.BufferAccessException;
 import io.rdma4j.spi.TransportException;
 
@@ -26,8 +28,8 @@ public final class Errors {
         return t;
     }
 
-    /** The public exception for a transport failure; {@code backend} may be null. */
-    public static RuntimeException toPublic(String backend, Throwable failure) {
+    /** The public exception for a transport failure; {@code transport} may be null. */
+    public static RuntimeException toPublic(String transport, Throwable failure) {
         Throwable t = unwrap(failure);
         if (t instanceof RdmaException || t instanceof IllegalArgumentException || t instanceof IllegalStateException
                 && !(t instanceof CancellationException)) {
@@ -36,18 +38,21 @@ public final class Errors {
         String message = t.getMessage() == null ? t.getClass().getName() : t.getMessage();
         if (t instanceof TransportException te) {
             return switch (te.kind()) {
-                case TIMEOUT -> new RdmaTimeoutException(backend, message, te);
-                case REMOTE_ACCESS -> new RemoteAccessException(backend, message, te);
-                case PEER_UNREACHABLE -> new PeerUnreachableException(backend, message, te);
-                default -> new RdmaException(backend, message, te);
+                case TIMEOUT -> new RdmaTimeoutException(transport, message, te);
+                case REMOTE_ACCESS -> new RemoteAccessException(transport, message, te);
+                case STALE_TOKEN -> new StaleTokenException(transport, message, te);
+                case RELEASE_FAILED -> new RdmaReleaseException(java.util.Map.of(transport == null ? "owner" : transport, te));
+                case PEER_UNREACHABLE -> new PeerUnreachableException(transport, message, te);
+                default -> new RdmaException(transport, message, te);
             };
         }
-        if (t instanceof BufferAccessException) {
-            return new RemoteAccessException(backend, message, t);
+        if (t instanceof BufferAccessException bae) {
+            return bae.reason() == BufferAccessException.Reason.STALE ? new StaleTokenException(transport, message, t)
+                    : new RemoteAccessException(transport, message, t);
         }
         if (t instanceof TimeoutException) {
-            return new RdmaTimeoutException(backend, message, t);
+            return new RdmaTimeoutException(transport, message, t);
         }
-        return new RdmaException(backend, message, t);
+        return new RdmaException(transport, message, t);
     }
 }

@@ -2,9 +2,12 @@ package io.rdma4j.internal;
 
 import io.rdma4j.spi.BufferAccessException;
 import io.rdma4j.spi.LocalBuffer;
+import io.rdma4j.spi.LocalMemory;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.util.List;
+import java.util.Map;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 
@@ -13,7 +16,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  * transports serving remote requests on any thread.
  *
  * <p>Lifetime of owned memory ({@code ownedArena != null}): the arena is closed exactly once,
- * after (a) {@link #markReleased()} refused new pins, (b) {@link #backendsReleased()} said every
+ * after (a) {@link #markReleased()} refused new pins, (b) {@link #transportsReleased()} said every
  * transport forgot the id, and (c) the last open pin closed; whichever of (b) and (c) happens last
  * closes it, on its own thread.
  */
@@ -23,16 +26,42 @@ public final class Registration implements LocalBuffer {
     private final MemorySegment segment;
     private final byte[] accessKey;
     private final Arena ownedArena;
+    private final List<String> transports;
+    private final Map<String, LocalMemory> localMemory;
     private final AtomicInteger pins = new AtomicInteger();
     private final AtomicBoolean freed = new AtomicBoolean();
     private volatile boolean released;
-    private volatile boolean backendsReleased;
+    private volatile boolean transportsReleased;
 
-    public Registration(long id, MemorySegment segment, byte[] accessKey, Arena ownedArena) {
+    /**
+     * A registration.
+     *
+     * @param id          the buffer id
+     * @param segment     the registered memory
+     * @param accessKey   its secret; copied
+     * @param ownedArena  the manager's arena for memory it allocated, or {@code null} for caller-owned memory
+     * @param transports  the names of the transports that took the memory, in priority order
+     * @param localMemory per transport name, the handle its registration offers for local use of
+     *                    this memory in ops (owned by the transport, valid until it released the id)
+     */
+    public Registration(long id, MemorySegment segment, byte[] accessKey, Arena ownedArena, List<String> transports,
+                        Map<String, LocalMemory> localMemory) {
         this.id = id;
         this.segment = segment;
         this.accessKey = accessKey.clone();
         this.ownedArena = ownedArena;
+        this.transports = List.copyOf(transports);
+        this.localMemory = Map.copyOf(localMemory);
+    }
+
+    /** The names of the transports that took the memory, in priority order. */
+    public List<String> transports() {
+        return transports;
+    }
+
+    /** What {@code transport}'s registration offers for local use of this memory, or {@code null}. */
+    public LocalMemory localMemory(String transport) {
+        return localMemory.get(transport);
     }
 
     @Override
@@ -64,7 +93,7 @@ public final class Registration implements LocalBuffer {
         pins.incrementAndGet();
         if (released) {
             unpin();
-            throw new BufferAccessException(BufferAccessException.Reason.RELEASED, id, "buffer " + id + " was released");
+            throw RegistrationTable.denied(id);
         }
         if (!segment.scope().isAlive()) {
             unpin();
@@ -86,8 +115,8 @@ public final class Registration implements LocalBuffer {
     }
 
     /** Step (b): every transport forgot the id. */
-    public void backendsReleased() {
-        backendsReleased = true;
+    public void transportsReleased() {
+        transportsReleased = true;
         maybeFree();
     }
 
@@ -97,7 +126,7 @@ public final class Registration implements LocalBuffer {
     }
 
     private void maybeFree() {
-        if (backendsReleased && pins.get() == 0 && freed.compareAndSet(false, true) && ownedArena != null) {
+        if (transportsReleased && pins.get() == 0 && freed.compareAndSet(false, true) && ownedArena != null) {
             ownedArena.close();
         }
     }

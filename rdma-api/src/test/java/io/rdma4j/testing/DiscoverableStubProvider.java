@@ -1,9 +1,9 @@
 package io.rdma4j.testing;
 
 import io.rdma4j.spi.Availability;
-import io.rdma4j.spi.Backend;
-import io.rdma4j.spi.BackendContext;
-import io.rdma4j.spi.BackendProvider;
+import io.rdma4j.spi.Transport;
+import io.rdma4j.spi.TransportContext;
+import io.rdma4j.spi.TransportProvider;
 import io.rdma4j.spi.Settings;
 
 /**
@@ -11,7 +11,7 @@ import io.rdma4j.spi.Settings;
  * (listed in {@code META-INF/services}), so that discovery and {@code RdmaManager.shared()} can be
  * tested without a real transport. Named {@code "stub-discovered"}.
  */
-public final class DiscoverableStubProvider implements BackendProvider {
+public final class DiscoverableStubProvider implements TransportProvider {
 
     private final StubProvider delegate = new StubProvider("stub-discovered", 1);
 
@@ -31,7 +31,7 @@ public final class DiscoverableStubProvider implements BackendProvider {
     }
 
     @Override
-    public Backend open(BackendContext context) throws Exception {
+    public Transport open(TransportContext context) throws Exception {
         return delegate.open(context);
     }
 }

@@ -1,7 +1,7 @@
 package io.rdma4j.testing;
 
 import io.rdma4j.RdmaManager;
-import io.rdma4j.spi.BackendProvider;
+import io.rdma4j.spi.TransportProvider;
 import org.junit.jupiter.api.extension.AfterEachCallback;
 import org.junit.jupiter.api.extension.ExtensionContext;
 
@@ -22,7 +22,7 @@ public final class Managers implements AfterEachCallback {
     private final Arena arena = Arena.ofShared();
 
     /** Starts an isolated manager (no system properties or environment) over exactly these providers. */
-    public RdmaManager start(BackendProvider... providers) {
+    public RdmaManager start(TransportProvider... providers) {
         return track(RdmaManager.newBuilder().isolated().providers(List.of(providers)).build());
     }
 

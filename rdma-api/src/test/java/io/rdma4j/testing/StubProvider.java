@@ -1,10 +1,11 @@
 package io.rdma4j.testing;
 
 import io.rdma4j.spi.Availability;
-import io.rdma4j.spi.Backend;
-import io.rdma4j.spi.BackendContext;
-import io.rdma4j.spi.BackendOp;
-import io.rdma4j.spi.BackendProvider;
+import io.rdma4j.spi.Registered;
+import io.rdma4j.spi.Transport;
+import io.rdma4j.spi.TransportContext;
+import io.rdma4j.spi.TransportOp;
+import io.rdma4j.spi.TransportProvider;
 import io.rdma4j.spi.Deadline;
 import io.rdma4j.spi.Setting;
 import io.rdma4j.spi.Settings;
@@ -20,6 +21,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Function;
 import java.util.function.LongFunction;
 
 /**
@@ -27,9 +29,9 @@ import java.util.function.LongFunction;
  * segments, and switches to make each step fail, block or never finish. Every call it receives
  * is recorded in {@link #events}.
  */
-public final class StubProvider implements BackendProvider {
+public final class StubProvider implements TransportProvider {
 
-    /** What {@link Backend#submit} does. */
+    /** What {@link Transport#submit} does. */
     public enum SubmitMode { COPY, NEVER_COMPLETE, FAIL }
 
     private static final ConcurrentHashMap<Long, MemorySegment> SEGMENTS = new ConcurrentHashMap<>();
@@ -41,6 +43,8 @@ public final class StubProvider implements BackendProvider {
     public volatile RuntimeException openFailure;
     public volatile LongFunction<Exception> registerFailure = id -> null;
     public volatile Exception releaseFailure;
+    /** Per segment: why this transport cannot serve it ("not applicable"), or {@code null} when it can. */
+    public volatile Function<MemorySegment, String> notApplicableTo = segment -> null;
     public volatile SubmitMode submitMode = SubmitMode.COPY;
     public volatile RuntimeException submitFailure = new TransportException(TransportException.Kind.INTERNAL, "stub submit failed");
     /** When set, register waits for it (after counting down {@link #registerEntered}). */
@@ -55,7 +59,7 @@ public final class StubProvider implements BackendProvider {
     public final ConcurrentHashMap<Long, Boolean> aliveAtRelease = new ConcurrentHashMap<>();
     /** When set, every event is also appended here as {@code "<name> <event>"}, to see order across transports. */
     public volatile List<String> journal;
-    public volatile BackendContext context;
+    public volatile TransportContext context;
     public volatile Settings settingsSeen;
 
     public StubProvider(String name, int priority) {
@@ -85,7 +89,7 @@ public final class StubProvider implements BackendProvider {
     }
 
     @Override
-    public Backend open(BackendContext context) throws Exception {
+    public Transport open(TransportContext context) throws Exception {
         openEntered.countDown();
         CountDownLatch gate = openGate;
         if (gate != null && !gate.await(30, TimeUnit.SECONDS)) {
@@ -96,7 +100,7 @@ public final class StubProvider implements BackendProvider {
         }
         this.context = context;
         record("open");
-        return new StubBackend();
+        return new StubTransport();
     }
 
     private void record(String event) {
@@ -115,7 +119,7 @@ public final class StubProvider implements BackendProvider {
         }
     }
 
-    private final class StubBackend implements Backend {
+    private final class StubTransport implements Transport {
         private final ConcurrentHashMap<Long, Long> handleById = new ConcurrentHashMap<>();
         private final ConcurrentHashMap<Long, MemorySegment> segmentById = new ConcurrentHashMap<>();
 
@@ -125,12 +129,7 @@ public final class StubProvider implements BackendProvider {
         }
 
         @Override
-        public io.rdma4j.spi.TransportLevel level() {
-            return io.rdma4j.spi.TransportLevel.TCP;
-        }
-
-        @Override
-        public byte[] register(long bufferId, MemorySegment segment) throws Exception {
+        public Registered register(long bufferId, MemorySegment segment) throws Exception {
             registerEntered.countDown();
             CountDownLatch gate = registerGate;
             if (gate != null && !gate.await(30, TimeUnit.SECONDS)) {
@@ -138,6 +137,10 @@ public final class StubProvider implements BackendProvider {
             }
             Exception failure = registerFailure.apply(bufferId);
             record("register " + bufferId);
+            String notApplicable = notApplicableTo.apply(segment);
+            if (notApplicable != null) {
+                return Registered.notApplicable(notApplicable);
+            }
             if (failure != null) {
                 throw failure;
             }
@@ -145,7 +148,7 @@ public final class StubProvider implements BackendProvider {
             SEGMENTS.put(handle, segment);
             handleById.put(bufferId, handle);
             segmentById.put(bufferId, segment);
-            return ByteBuffer.allocate(8).putLong(handle).array();
+            return Registered.context(ByteBuffer.allocate(8).putLong(handle).array());
         }
 
         @Override
@@ -165,7 +168,7 @@ public final class StubProvider implements BackendProvider {
         }
 
         @Override
-        public CompletableFuture<Void> submit(List<BackendOp> ops, Deadline deadline) {
+        public CompletableFuture<Void> submit(List<TransportOp> ops, Deadline deadline) {
             record("submit " + ops.size());
             switch (submitMode) {
                 case NEVER_COMPLETE:
@@ -175,17 +178,17 @@ public final class StubProvider implements BackendProvider {
                 default:
                     break;
             }
-            for (BackendOp op : ops) {
+            for (TransportOp op : ops) {
                 long handle = ByteBuffer.wrap(op.remote().context()).getLong();
                 MemorySegment remote = SEGMENTS.get(handle);
                 if (remote == null) {
                     return CompletableFuture.failedFuture(new TransportException(TransportException.Kind.REMOTE_ACCESS,
                             "buffer " + op.remote().bufferId() + " not found"));
                 }
-                if (op.type() == BackendOp.OpType.READ_INTO_LOCAL) {
-                    MemorySegment.copy(remote, 0, op.local(), 0, op.remote().size());
+                if (op.type() == TransportOp.OpType.READ_INTO_LOCAL) {
+                    MemorySegment.copy(remote, op.remoteOffset(), op.local(), 0, op.length());
                 } else {
-                    MemorySegment.copy(op.local(), 0, remote, 0, op.local().byteSize());
+                    MemorySegment.copy(op.local(), 0, remote, op.remoteOffset(), op.length());
                 }
             }
             return CompletableFuture.completedFuture(null);

@@ -42,7 +42,7 @@ public final class Availability {
     }
 
     /**
-     * Whether {@link BackendProvider#open} may be called.
+     * Whether {@link TransportProvider#open} may be called.
      *
      * @return {@code true} if available; {@code false} if {@link #reason()} says why not
      */

@@ -3,8 +3,9 @@ package io.rdma4j.spi;
 import java.util.Objects;
 
 /**
- * A request named a buffer it may not touch. Transports send the message back to the remote
- * requester and keep serving others.
+ * A request named a buffer it may not touch. Transports send {@link ErrorCode#of(Reason)} and the
+ * message back to the remote requester and keep serving others. The message never says which of
+ * "unknown", "released" or "wrong key" it was ({@link Reason#DENIED}).
  */
 public class BufferAccessException extends RuntimeException {
 
@@ -12,12 +13,13 @@ public class BufferAccessException extends RuntimeException {
 
     /** Why access was refused. */
     public enum Reason {
-        /** No buffer with that id was ever registered here. */
-        UNKNOWN,
-        /** The buffer existed and was released. */
-        RELEASED,
-        /** The access key does not match. */
-        WRONG_KEY,
+        /**
+         * No buffer with that id, released, or wrong access key: deliberately one reason, so that
+         * nothing a requester sees tells the three apart.
+         */
+        DENIED,
+        /** The token names an earlier incarnation of this manager. */
+        STALE,
         /** The range lies outside the buffer. */
         OUT_OF_RANGE,
         /** The caller-owned memory behind the buffer was freed (arena closed). */

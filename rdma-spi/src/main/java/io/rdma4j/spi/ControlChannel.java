@@ -16,7 +16,7 @@ public interface ControlChannel {
 
     /**
      * Installs the handler for requests that peers address to this transport. At most one;
-     * call it from {@link BackendProvider#open}. The handler runs on a virtual thread, may block
+     * call it from {@link TransportProvider#open}. The handler runs on a virtual thread, may block
      * briefly, and returns the reply payload; an exception it throws is sent back to the
      * requester as an error carrying its message.
      *

@@ -4,14 +4,17 @@ import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 
 /**
- * A point in time, on the monotonic {@link System#nanoTime()} clock, by which an operation
- * must finish. Immutable; pass the same deadline down every layer of one operation.
+ * A point in time, on a monotonic {@link NanoClock} ({@link NanoClock#SYSTEM} unless a test
+ * injects another), by which an operation must finish. Immutable; pass the same deadline down
+ * every layer of one operation.
  */
 public final class Deadline {
 
+    private final NanoClock clock;
     private final long deadlineNanos;
 
-    private Deadline(long deadlineNanos) {
+    private Deadline(NanoClock clock, long deadlineNanos) {
+        this.clock = clock;
         this.deadlineNanos = deadlineNanos;
     }
 
@@ -24,6 +27,18 @@ public final class Deadline {
      * @throws IllegalArgumentException if {@code timeout} is negative
      */
     public static Deadline after(Duration timeout) {
+        return after(timeout, NanoClock.SYSTEM);
+    }
+
+    /**
+     * A deadline {@code timeout} from now on {@code clock}.
+     *
+     * @param timeout how long from now; capped at about 146 years
+     * @param clock   the clock the deadline runs on
+     * @return the new deadline
+     * @throws IllegalArgumentException if {@code timeout} is negative
+     */
+    public static Deadline after(Duration timeout, NanoClock clock) {
         if (timeout.isNegative()) {
             throw new IllegalArgumentException("timeout must not be negative: " + timeout);
         }
@@ -33,7 +48,7 @@ public final class Deadline {
         } catch (ArithmeticException tooLong) {
             nanos = Long.MAX_VALUE / 2;
         }
-        return new Deadline(System.nanoTime() + Math.min(nanos, Long.MAX_VALUE / 2));
+        return new Deadline(clock, clock.nanoTime() + Math.min(nanos, Long.MAX_VALUE / 2));
     }
 
     /**
@@ -42,7 +57,7 @@ public final class Deadline {
      * @return the nanoseconds until the deadline, or 0 once it passed
      */
     public long remainingNanos() {
-        return Math.max(0L, deadlineNanos - System.nanoTime());
+        return Math.max(0L, deadlineNanos - clock.nanoTime());
     }
 
     /**
@@ -70,7 +85,7 @@ public final class Deadline {
      * @return {@code true} once the deadline is reached
      */
     public boolean isExpired() {
-        return deadlineNanos - System.nanoTime() <= 0;
+        return deadlineNanos - clock.nanoTime() <= 0;
     }
 
     /**
@@ -80,6 +95,9 @@ public final class Deadline {
      * @return whichever comes first; {@code this} when both are equal
      */
     public Deadline min(Deadline other) {
+        if (other.clock != clock) {
+            return remainingNanos() <= other.remainingNanos() ? this : other;
+        }
         return deadlineNanos - other.deadlineNanos <= 0 ? this : other;
     }
 

@@ -37,7 +37,7 @@ public interface LocalBuffer {
     /**
      * Pins the buffer for one access.
      *
-     * @throws BufferAccessException with {@link BufferAccessException.Reason#RELEASED} if the
+     * @throws BufferAccessException with {@link BufferAccessException.Reason#DENIED} if the
      *                               buffer was released, or {@link BufferAccessException.Reason#CLOSED}
      *                               if the caller-owned arena behind it was closed
      * @return the open pin; close it as soon as the access is done

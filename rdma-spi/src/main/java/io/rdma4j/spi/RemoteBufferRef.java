@@ -14,7 +14,7 @@ import java.util.Objects;
  * @param bufferId    the id the owner assigned
  * @param size        the buffer's length in bytes, at least 1
  * @param accessKey   the 16-byte secret every remote request must present
- * @param context     this transport's context bytes, as its {@link Backend#register} returned them
+ * @param context     this transport's context bytes, as its {@link Transport#register} returned them
  */
 public record RemoteBufferRef(Endpoint owner, String incarnation, long bufferId, long size,
                               byte[] accessKey, byte[] context) {
@@ -29,7 +29,7 @@ public record RemoteBufferRef(Endpoint owner, String incarnation, long bufferId,
      * @param bufferId    the id the owner assigned
      * @param size        the buffer's length in bytes, at least 1
      * @param accessKey   the 16-byte secret every remote request must present
-     * @param context     this transport's context bytes, as its {@link Backend#register} returned them
+     * @param context     this transport's context bytes, as its {@link Transport#register} returned them
      * @throws NullPointerException if {@code owner}, {@code incarnation}, {@code accessKey} or
      *                              {@code context} is {@code null}
      */
@@ -53,7 +53,7 @@ public record RemoteBufferRef(Endpoint owner, String incarnation, long bufferId,
     }
 
     /**
-     * This transport's context bytes, as its {@link Backend#register} returned them.
+     * This transport's context bytes, as its {@link Transport#register} returned them.
      *
      * @return a new copy; changing it does not affect this record
      */

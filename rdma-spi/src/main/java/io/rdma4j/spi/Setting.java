@@ -9,8 +9,8 @@ import java.util.function.Function;
 /**
  * One configuration knob: its system-property key, its environment variable, its default,
  * and how its text is parsed and validated. Providers list their settings
- * ({@link BackendProvider#settings()}) so that the manager can parse and validate every one of
- * them when it starts, even for a backend that ends up unused: a typo fails the start instead
+ * ({@link TransportProvider#settings()}) so that the manager can parse and validate every one of
+ * them when it starts, even for a transport that ends up unused: a typo fails the start instead
  * of silently turning into a fallback.
  *
  * <p>Values are resolved, first match wins: the manager builder, the system property, the

@@ -2,7 +2,7 @@ package io.rdma4j.spi;
 
 /**
  * The validated configuration a manager resolved at start. Every setting a provider declared in
- * {@link BackendProvider#settings()} is present, already parsed.
+ * {@link TransportProvider#settings()} is present, already parsed.
  */
 public interface Settings {
 

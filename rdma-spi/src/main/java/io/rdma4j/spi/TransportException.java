@@ -14,15 +14,21 @@ public class TransportException extends RuntimeException {
     public enum Kind {
         /** The deadline passed before the peer answered. */
         TIMEOUT,
-        /** The peer refused: unknown, released, wrong key, out of range (see the message). */
+        /** The owner refused access: no such buffer, released, wrong key, out of range, memory closed. */
         REMOTE_ACCESS,
+        /** The token was issued by an earlier incarnation of the manager at the owner's endpoint. */
+        STALE_TOKEN,
+        /** The owner tried to release the buffer and one of its transports failed. */
+        RELEASE_FAILED,
+        /** Something else failed at the owner (see the message). */
+        REMOTE_FAILURE,
         /** The peer could not be reached, or the connection broke. */
         PEER_UNREACHABLE,
         /** The peer spoke something this side does not understand. */
         PROTOCOL,
         /** The local memory could not be used (arena closed, ...). */
         LOCAL_ACCESS,
-        /** The transport itself failed (native error, closed backend, ...). */
+        /** The transport itself failed (native error, closed transport, ...). */
         INTERNAL
     }
 

@@ -11,11 +11,13 @@ import java.util.concurrent.locks.LockSupport;
  * Runs an action when a deadline passes unless it was disarmed first: the way to bound blocking
  * I/O in time (the action closes the channel, which wakes the blocked thread).
  *
- * <p>Built for the data path, where a guard is armed and disarmed around every chunk: arming
- * and disarming are a map insert and remove, and never wake a thread. One daemon platform thread
- * sweeps the armed guards every {@value #TICK_MILLIS} ms while any are armed (and for a few seconds
- * after, so that a busy stream of short guards does not wake it each time), then parks until the
- * next {@link #arm}. The price is precision: an action runs up to one tick late.
+ * <p>Built for the data path, where a guard is armed and disarmed around every op: arming and
+ * disarming are a set insert and remove, and wake no thread unless the new guard is due before
+ * the sweeper planned to look next. One daemon platform thread, shared by a manager and all its
+ * transports, sleeps until the earliest armed guard is due (at least {@value #TICK_MILLIS} ms), fires
+ * what is due, and once nothing is armed lingers a few seconds before parking until the next
+ * {@link #arm}: an idle watchdog costs no CPU. The price is precision: an action runs up to one
+ * tick late.
  *
  * <p>Actions run on the sweeper thread and must be short and must not throw (a throw is logged).
  * After {@link #close()}, {@link #arm} runs the action at once: nothing outlives the watchdog unbounded.
@@ -30,8 +32,13 @@ public final class Watchdog implements AutoCloseable {
     private static final long DEFAULT_LINGER_NANOS = TimeUnit.SECONDS.toNanos(2);
 
     private final Set<Guard> armed = ConcurrentHashMap.newKeySet();
+    private final NanoClock clock;
     private final long lingerNanos;
     private final Thread sweeper;
+    private final java.util.concurrent.atomic.AtomicLong armings = new java.util.concurrent.atomic.AtomicLong();
+    /** When the sweeper plans to look next, on the clock; guards due a tick before it wake it. */
+    private volatile long wakeAt = AWAKE;
+    private static final long AWAKE = Long.MIN_VALUE;
     private volatile boolean idle;
     private volatile boolean closed;
 
@@ -41,11 +48,23 @@ public final class Watchdog implements AutoCloseable {
      * @param threadName the name of the daemon sweeper thread
      */
     public Watchdog(String threadName) {
-        this(threadName, DEFAULT_LINGER_NANOS);
+        this(threadName, NanoClock.SYSTEM, DEFAULT_LINGER_NANOS);
+    }
+
+    /**
+     * Starts the sweeper thread, named {@code threadName}, reading time from {@code clock}.
+     *
+     * @param threadName the name of the daemon sweeper thread
+     * @param clock      where the time comes from; a test clock makes guards fire when the test
+     *                   moves it (and the sweeper, or {@link #sweepNow()}, next looks)
+     */
+    public Watchdog(String threadName, NanoClock clock) {
+        this(threadName, clock, DEFAULT_LINGER_NANOS);
     }
 
     /** With how long the sweeper keeps ticking after the last guard went (tests: 0). */
-    Watchdog(String threadName, long lingerNanos) {
+    Watchdog(String threadName, NanoClock clock, long lingerNanos) {
+        this.clock = Objects.requireNonNull(clock, "clock");
         this.lingerNanos = lingerNanos;
         this.sweeper = Thread.ofPlatform().name(threadName).daemon().unstarted(this::sweep);
         sweeper.start();
@@ -59,7 +78,7 @@ public final class Watchdog implements AutoCloseable {
      * @return the guard; close or disarm it when the guarded work finished
      */
     public Guard arm(Deadline deadline, Runnable onExpiry) {
-        return armAt(System.nanoTime() + deadline.remainingNanos(), onExpiry);
+        return armAt(clock.nanoTime() + deadline.remainingNanos(), onExpiry);
     }
 
     /**
@@ -70,18 +89,56 @@ public final class Watchdog implements AutoCloseable {
      * @return the guard; close or disarm it when the guarded work finished
      */
     public Guard arm(long delayNanos, Runnable onExpiry) {
-        return armAt(System.nanoTime() + Math.max(0, delayNanos), onExpiry);
+        return armAt(clock.nanoTime() + Math.max(0, delayNanos), onExpiry);
     }
 
     private Guard armAt(long dueNanos, Runnable onExpiry) {
         Guard g = new Guard(dueNanos, Objects.requireNonNull(onExpiry, "onExpiry"));
         armed.add(g);
+        armings.incrementAndGet();
         if (closed) {
             g.fire();
-        } else if (idle) {
+        } else if (idle || mustWake(dueNanos)) {
             LockSupport.unpark(sweeper);
         }
         return g;
+    }
+
+    /**
+     * Fires, on the calling thread, every guard whose time has come on the clock. The sweeper does
+     * the same every tick; tests with a hand-moved clock call this instead of waiting for it.
+     *
+     * @return how many guards fired
+     */
+    public int sweepNow() {
+        long now = clock.nanoTime();
+        int fired = 0;
+        for (Guard g : armed) {
+            if (now - g.dueNanos >= 0 && g.fire()) {
+                fired++;
+            }
+        }
+        return fired;
+    }
+
+    /** Whether a guard due at {@code dueNanos} comes a tick or more before the sweeper's planned wake-up. */
+    private boolean mustWake(long dueNanos) {
+        long w = wakeAt;
+        return w != AWAKE && dueNanos + TICK_NANOS - w < 0;
+    }
+
+    /** Fires what is due at {@code now}; returns how long until the earliest guard left, or -1 when none. */
+    private long fireDue(long now) {
+        long next = -1;
+        for (Guard g : armed) {
+            long wait = g.dueNanos - now;
+            if (wait <= 0) {
+                g.fire();
+            } else if (next < 0 || wait < next) {
+                next = wait;
+            }
+        }
+        return next;
     }
 
     /** Whether the sweeper is parked with nothing armed (tests). */
@@ -99,26 +156,28 @@ public final class Watchdog implements AutoCloseable {
     }
 
     private void sweep() {
-        long lastBusy = System.nanoTime();
+        long lastBusy = clock.nanoTime();
         while (!closed) {
-            long now = System.nanoTime();
-            for (Guard g : armed) {
-                if (now - g.dueNanos >= 0) {
-                    g.fire();
+            long seen = armings.get();
+            long now = clock.nanoTime();
+            long next = fireDue(now);
+            if (next >= 0 || now - lastBusy < lingerNanos) {
+                if (next >= 0) {
+                    lastBusy = now;
                 }
-            }
-            if (!armed.isEmpty()) {
-                lastBusy = now;
-                LockSupport.parkNanos(this, TICK_NANOS);
-            } else if (now - lastBusy < lingerNanos) {
-                LockSupport.parkNanos(this, TICK_NANOS);
+                long sleep = next < 0 ? TICK_NANOS : Math.max(TICK_NANOS, next);
+                wakeAt = now + sleep;
+                if (armings.get() == seen) { // a guard armed after this sees wakeAt and wakes us if it must
+                    LockSupport.parkNanos(this, sleep);
+                }
+                wakeAt = AWAKE;
             } else {
                 idle = true;
                 if (armed.isEmpty() && !closed) { // an arm() after this check sees idle and unparks us
                     LockSupport.park(this);
                 }
                 idle = false;
-                lastBusy = System.nanoTime();
+                lastBusy = clock.nanoTime();
             }
         }
         armed.forEach(Guard::fire);
@@ -185,15 +244,17 @@ public final class Watchdog implements AutoCloseable {
             disarm();
         }
 
-        private void fire() {
-            if (state.compareAndSet(ARMED, FIRED)) {
-                armed.remove(this);
-                try {
-                    onExpiry.run();
-                } catch (RuntimeException | Error e) {
-                    LOG.log(System.Logger.Level.WARNING, "watchdog action failed", e);
-                }
+        private boolean fire() {
+            if (!state.compareAndSet(ARMED, FIRED)) {
+                return false;
             }
+            armed.remove(this);
+            try {
+                onExpiry.run();
+            } catch (RuntimeException | Error e) {
+                LOG.log(System.Logger.Level.WARNING, "watchdog action failed", e);
+            }
+            return true;
         }
     }
 }

@@ -7,6 +7,7 @@ import java.time.Duration;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -70,7 +71,7 @@ class WatchdogTest {
 
     @Test
     void arm_afterTheSweeperWentIdle_wakesItAndFires() throws InterruptedException {
-        try (Watchdog eager = new Watchdog("test-watchdog-no-linger", 0)) {
+        try (Watchdog eager = new Watchdog("test-watchdog-no-linger", NanoClock.SYSTEM, 0)) {
             eager.arm(Deadline.after(Duration.ofHours(1)), () -> { }).disarm();
             long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
             while (!eager.isIdle() && System.nanoTime() < end) {
@@ -95,5 +96,22 @@ class WatchdogTest {
         watchdog.arm(0, ran::countDown);
 
         assertTrue(ran.await(10, TimeUnit.SECONDS));
+    }
+
+    @Test
+    void sweepNow_onAHandMovedClock_firesAGuardOnlyOnceItsTimeHasCome() {
+        AtomicLong now = new AtomicLong();
+        try (Watchdog manual = new Watchdog("test-watchdog-manual", now::get)) {
+            AtomicInteger runs = new AtomicInteger();
+            manual.arm(Deadline.after(Duration.ofSeconds(5), now::get), runs::incrementAndGet);
+
+            now.addAndGet(TimeUnit.SECONDS.toNanos(4));
+            assertEquals(0, manual.sweepNow());
+            now.addAndGet(TimeUnit.SECONDS.toNanos(1));
+            assertEquals(1, manual.sweepNow());
+            assertEquals(0, manual.sweepNow());
+
+            assertEquals(1, runs.get());
+        }
     }
 }

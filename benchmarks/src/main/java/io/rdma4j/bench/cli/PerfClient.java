@@ -59,7 +59,7 @@ final class PerfClient {
             }
             try (Rendezvous.Session session = Rendezvous.connect(peer, options.sizes(), common.transport, options.timeout());
                  Arena arena = Arena.ofShared()) { // transport threads touch these segments
-                Transports.Choice choice = Transports.choose(manager.backends(), session.transports(), common.transport);
+                Transports.Choice choice = Transports.choose(manager.transports(), session.transports(), common.transport);
                 RunHeader header = RunHeader.of(options, mode, session.info(), choice,
                         Transports.device(manager, choice.transport()), Transports.notRunning(manager, configured),
                         Transports.settingsInEffect(manager, configured));

@@ -77,7 +77,7 @@ final class PerfServer {
             }
             String endpoint = new RunOptions.Peer(manager.controlEndpoint().host(), listener.getLocalPort()).toString();
             out.println(LISTENING + endpoint + " (rdma4j " + RunHeader.libraryVersion() + ", transports "
-                    + manager.backends() + ")");
+                    + manager.transports() + ")");
             out.println("  on the other side: rdma-perf run --peer " + endpoint
                     + (common.transport != null ? " --transport " + common.transport : ""));
             out.flush();
@@ -171,8 +171,8 @@ final class PerfServer {
                 refuse(client, "the request ended before " + (sizes == null ? "SIZES" : Rendezvous.GO));
                 return;
             }
-            if (transport != null && !manager.backends().contains(transport)) {
-                refuse(client, "this server does not run transport " + transport + " (it runs " + manager.backends()
+            if (transport != null && !manager.transports().contains(transport)) {
+                refuse(client, "this server does not run transport " + transport + " (it runs " + manager.transports()
                         + (requestedTransport != null ? ", as its --transport " + requestedTransport + " asks" : "") + ")");
                 return;
             }
@@ -183,7 +183,7 @@ final class PerfServer {
             for (Map.Entry<String, String> e : RunHeader.environment().entrySet()) {
                 out.print(Rendezvous.INFO + e.getKey() + "=" + e.getValue() + "\n");
             }
-            out.print(Rendezvous.INFO + "transports=" + String.join(",", manager.backends()) + "\n");
+            out.print(Rendezvous.INFO + "transports=" + String.join(",", manager.transports()) + "\n");
             HexFormat hex = HexFormat.of();
             for (long size : sizes) {
                 RdmaRemoteBuffer token = buffer.remote();

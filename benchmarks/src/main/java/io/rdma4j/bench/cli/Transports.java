@@ -1,9 +1,10 @@
 package io.rdma4j.bench.cli;
 
 import io.rdma4j.RdmaManager;
+import io.rdma4j.RdmaManagerBuilder;
 import io.rdma4j.RdmaSettings;
 import io.rdma4j.spi.Availability;
-import io.rdma4j.spi.BackendProvider;
+import io.rdma4j.spi.TransportProvider;
 import io.rdma4j.spi.Setting;
 import io.rdma4j.spi.Settings;
 
@@ -24,7 +25,7 @@ final class Transports {
     private static final String TCP = "tcp";
 
     /** A manager builder and what it was configured with. */
-    record Configured(RdmaManager.Builder builder, List<BackendProvider> providers, Map<String, String> values) {
+    record Configured(RdmaManagerBuilder builder, List<TransportProvider> providers, Map<String, String> values) {
     }
 
     /** The transport a transfer uses, and why. */
@@ -39,9 +40,9 @@ final class Transports {
     }
 
     /** Every provider {@link ServiceLoader} finds, by descending priority. */
-    static List<BackendProvider> discover() {
-        List<BackendProvider> found = new ArrayList<>();
-        ServiceLoader.load(BackendProvider.class, RdmaManager.class.getClassLoader()).forEach(found::add);
+    static List<TransportProvider> discover() {
+        List<TransportProvider> found = new ArrayList<>();
+        ServiceLoader.load(TransportProvider.class, RdmaManager.class.getClassLoader()).forEach(found::add);
         found.sort((a, b) -> a.priority() != b.priority() ? Integer.compare(b.priority(), a.priority())
                 : a.name().compareTo(b.name()));
         return found;
@@ -55,13 +56,13 @@ final class Transports {
      *                                  is given while TCP does not run
      */
     static Configured configure(CommonOptions options) {
-        List<BackendProvider> all = discover();
-        List<BackendProvider> used = all;
+        List<TransportProvider> all = discover();
+        List<TransportProvider> used = all;
         if (options.transport != null) {
             used = all.stream().filter(p -> p.name().equals(options.transport)).toList();
             if (used.isEmpty()) {
                 throw new IllegalArgumentException("--transport " + options.transport + ": no such transport here (found: "
-                        + String.join(", ", all.stream().map(BackendProvider::name).toList()) + ")");
+                        + String.join(", ", all.stream().map(TransportProvider::name).toList()) + ")");
             }
         }
         boolean tcp = used.stream().anyMatch(p -> p.name().equals(TCP));
@@ -76,7 +77,7 @@ final class Transports {
             throw new IllegalArgumentException("--parallelism and --chunk-mib tune the tcp transport, which --transport "
                     + options.transport + " leaves out");
         }
-        RdmaManager.Builder builder = RdmaManager.newBuilder();
+        RdmaManagerBuilder builder = RdmaManager.newBuilder();
         if (options.transport != null) {
             builder.providers(used);
         }
@@ -135,8 +136,8 @@ final class Transports {
     static Map<String, String> notRunning(RdmaManager manager, Configured configured) {
         Map<String, String> reasons = new LinkedHashMap<>();
         Settings settings = manager::setting;
-        for (BackendProvider p : discover()) {
-            if (manager.backends().contains(p.name())) {
+        for (TransportProvider p : discover()) {
+            if (manager.transports().contains(p.name())) {
                 continue;
             }
             if (configured.providers().stream().noneMatch(u -> u.name().equals(p.name()))) {
@@ -160,7 +161,7 @@ final class Transports {
         if (transport.equals(TCP)) {
             return "TCP sockets from " + bindHost;
         }
-        for (BackendProvider p : discover()) {
+        for (TransportProvider p : discover()) {
             if (p.name().equals(transport)) {
                 for (Setting<?> s : p.settings()) {
                     if (s.key().endsWith(".target")) {

@@ -3,7 +3,7 @@ package io.rdma4j.bench.dispatch;
 import io.rdma4j.RdmaAction;
 import io.rdma4j.RdmaManager;
 import io.rdma4j.RdmaRemoteBuffer;
-import io.rdma4j.bench.ring.BenchBackendProvider;
+import io.rdma4j.bench.ring.BenchTransportProvider;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -25,7 +25,7 @@ import org.openjdk.jmh.annotations.Warmup;
 
 /**
  * What the manager itself costs per small op: an 8-byte read through {@link RdmaManager} whose
- * only transport is the in-memory {@link BenchBackendProvider} (a {@code MemorySegment.copy} on the
+ * only transport is the in-memory {@link BenchTransportProvider} (a {@code MemorySegment.copy} on the
  * calling thread), so routing, token handling, deadline bookkeeping and the future are all that is
  * measured. {@code copy8B} is the floor: the same copy without the manager.
  *
@@ -60,7 +60,7 @@ public class DispatchBenchmark {
     @Setup
     public void setUp() {
         arena = Arena.ofShared();
-        manager = RdmaManager.newBuilder().providers(List.of(new BenchBackendProvider())).build();
+        manager = RdmaManager.newBuilder().providers(List.of(new BenchTransportProvider())).build();
         owned = arena.allocate(8).fill((byte) 3);
         remote = manager.register(owned).join();
         local = arena.allocate(8);

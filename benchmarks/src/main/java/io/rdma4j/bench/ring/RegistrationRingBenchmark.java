@@ -31,7 +31,7 @@ import org.openjdk.jmh.infra.Blackhole;
  * the real {@link RdmaManager} (registrations queued on a Disruptor ring and run by one consumer
  * thread) against a baseline {@link SynchronizedManager} (the same work on the caller's thread
  * under one lock). Both register a 4 KiB native segment with the in-memory
- * {@link BenchBackendProvider} transport, so no network is involved; every registration is
+ * {@link BenchTransportProvider} transport, so no network is involved; every registration is
  * released again, so the tables stay small. {@code registrationCostMicros} adds CPU work to each
  * registration, standing for a native one: it shows what the ring is for (the caller does not pay it).
  *
@@ -82,7 +82,7 @@ public class RegistrationRingBenchmark {
     public void setUp() {
         arena = Arena.ofShared();
         segment = arena.allocate(4096, 4096);
-        BenchBackendProvider provider = new BenchBackendProvider(TimeUnit.MICROSECONDS.toNanos(registrationCostMicros));
+        BenchTransportProvider provider = new BenchTransportProvider(TimeUnit.MICROSECONDS.toNanos(registrationCostMicros));
         registrar = switch (manager) {
             case "ring" -> new RingRegistrar(RdmaManager.newBuilder().isolated()
                     .providers(List.of(provider)).build());

@@ -1,7 +1,7 @@
 package io.rdma4j.bench.ring;
 
 import io.rdma4j.RdmaRemoteBuffer;
-import io.rdma4j.spi.Backend;
+import io.rdma4j.spi.Transport;
 
 import java.lang.foreign.MemorySegment;
 import java.security.SecureRandom;
@@ -26,13 +26,13 @@ final class SynchronizedManager implements AutoCloseable {
     private record Entry(MemorySegment segment, byte[] accessKey) {
     }
 
-    private final Backend backend;
+    private final Transport backend;
     private final SecureRandom random = new SecureRandom();
     private final byte[] incarnation = new byte[RdmaRemoteBuffer.KEY_BYTES];
     private final Map<Long, Entry> table = new HashMap<>();
     private long nextId;
 
-    SynchronizedManager(Backend backend) {
+    SynchronizedManager(Transport backend) {
         this.backend = backend;
         random.nextBytes(incarnation);
     }
@@ -48,7 +48,7 @@ final class SynchronizedManager implements AutoCloseable {
             random.nextBytes(key);
             byte[] context;
             try {
-                context = backend.register(id, segment);
+                context = backend.register(id, segment).contextBytes();
             } catch (Exception e) {
                 return CompletableFuture.failedFuture(e);
             }

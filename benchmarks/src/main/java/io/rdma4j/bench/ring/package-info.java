@@ -2,7 +2,7 @@
  * JMH benchmarks of the registration path: {@link io.rdma4j.bench.ring.RegistrationRingBenchmark}
  * compares {@code RdmaManager}'s Disruptor ring with a lock-based baseline
  * ({@code SynchronizedManager}), both over the in-memory
- * {@link io.rdma4j.bench.ring.BenchBackendProvider} transport.
+ * {@link io.rdma4j.bench.ring.BenchTransportProvider} transport.
  *
  * <p><b>Threads.</b> With the ring, benchmark threads only publish; the manager's consumer
  * thread does the work and completes the futures. With the baseline, benchmark threads do the

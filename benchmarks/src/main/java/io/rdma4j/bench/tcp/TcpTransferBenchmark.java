@@ -3,8 +3,9 @@ package io.rdma4j.bench.tcp;
 import io.rdma4j.RdmaAction;
 import io.rdma4j.RdmaBuffer;
 import io.rdma4j.RdmaManager;
+import io.rdma4j.RdmaManagerBuilder;
 import io.rdma4j.RdmaRemoteBuffer;
-import io.rdma4j.spi.BackendProvider;
+import io.rdma4j.spi.TransportProvider;
 
 import java.io.EOFException;
 import java.io.IOException;
@@ -106,13 +107,13 @@ public class TcpTransferBenchmark {
          * ignore them.
          */
         RdmaManager open(int parallelism, int chunkMiB) {
-            BackendProvider provider = ServiceLoader.load(BackendProvider.class).stream()
+            TransportProvider provider = ServiceLoader.load(TransportProvider.class).stream()
                     .map(ServiceLoader.Provider::get)
                     .filter(p -> p.name().equals(transport))
                     .findFirst()
                     .orElseThrow(() -> new IllegalStateException("no transport named " + transport
                             + " on the class path; skipping"));
-            RdmaManager.Builder builder = RdmaManager.newBuilder().isolated().providers(List.of(provider));
+            RdmaManagerBuilder builder = RdmaManager.newBuilder().isolated().providers(List.of(provider));
             if (transport.equals("tcp") && parallelism > 0) {
                 builder.set("rdma.tcp.parallelism", Integer.toString(parallelism));
             }

@@ -35,7 +35,7 @@ class RdmaPerfEndToEndTest {
     @BeforeAll
     static void assumeTcpWorks() {
         try (RdmaManager probe = RdmaManager.newBuilder().isolated().build()) {
-            Assumptions.assumeTrue(probe.backends().contains("tcp"), "no tcp transport: " + probe.backends());
+            Assumptions.assumeTrue(probe.transports().contains("tcp"), "no tcp transport: " + probe.transports());
         } catch (RuntimeException e) {
             Assumptions.abort("no usable transport yet: " + e.getMessage());
         }

@@ -31,7 +31,7 @@ class ServeRunProcessTest {
     @BeforeAll
     static void assumeTcpWorks() {
         try (RdmaManager probe = RdmaManager.newBuilder().isolated().build()) {
-            Assumptions.assumeTrue(probe.backends().contains("tcp"), "no tcp transport: " + probe.backends());
+            Assumptions.assumeTrue(probe.transports().contains("tcp"), "no tcp transport: " + probe.transports());
         } catch (RuntimeException e) {
             Assumptions.abort("no usable transport yet: " + e.getMessage());
         }

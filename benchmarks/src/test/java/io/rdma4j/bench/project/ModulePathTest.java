@@ -55,7 +55,7 @@ class ModulePathTest {
         Configuration cf = ModuleLayer.boot().configuration()
                 .resolveAndBind(ModuleFinder.of(libraryEntries()), ModuleFinder.of(), Set.of("io.rdma4j"));
         ModuleLayer layer = ModuleLayer.boot().defineModulesWithOneLoader(cf, ClassLoader.getPlatformClassLoader());
-        Class<?> spi = layer.findLoader("io.rdma4j.spi").loadClass("io.rdma4j.spi.BackendProvider");
+        Class<?> spi = layer.findLoader("io.rdma4j.spi").loadClass("io.rdma4j.spi.TransportProvider");
 
         Set<String> found = new TreeSet<>();
         for (Object provider : ServiceLoader.load(layer, spi)) {

@@ -1,7 +1,7 @@
 package io.rdma4j.bench.project;
 
 import io.rdma4j.RdmaSettings;
-import io.rdma4j.spi.BackendProvider;
+import io.rdma4j.spi.TransportProvider;
 import io.rdma4j.spi.Setting;
 import org.junit.jupiter.api.Test;
 
@@ -44,7 +44,7 @@ class ReadmeTest {
     void settingsTable_listsEveryDeclaredSettingWithItsEnvironmentVariableAndDefault() throws IOException {
         String readme = readme();
         List<Setting<?>> all = new ArrayList<>(RdmaSettings.all());
-        ServiceLoader.load(BackendProvider.class).forEach(p -> all.addAll(p.settings()));
+        ServiceLoader.load(TransportProvider.class).forEach(p -> all.addAll(p.settings()));
 
         List<String> missing = new ArrayList<>();
         for (Setting<?> s : all) {

@@ -7,6 +7,7 @@ import com.github.benmanes.caffeine.cache.Scheduler;
 import io.rdma4j.PeerReadiness;
 import io.rdma4j.spi.Deadline;
 import io.rdma4j.spi.Endpoint;
+import io.rdma4j.spi.ErrorCode;
 import io.rdma4j.spi.TransportException;
 import io.rdma4j.spi.TransportException.Kind;
 
@@ -41,7 +42,7 @@ public final class ControlClient implements AutoCloseable {
     private final Cache<Endpoint, Queue<Connection>> idle;
     private volatile boolean closed;
 
-    /** @param self this manager's advertised control endpoint, sent as the requester of backend requests */
+    /** @param self this manager's advertised control endpoint, sent as the requester of transport requests */
     public ControlClient(Endpoint self) {
         this.self = self;
         this.idle = Caffeine.newBuilder()
@@ -59,9 +60,10 @@ public final class ControlClient implements AutoCloseable {
     }
 
     /** Remote release; fails with a {@link TransportException}. */
-    public CompletableFuture<Void> release(Endpoint peer, long bufferId, byte[] accessKey, Deadline deadline) {
-        return call(peer, Frames.RELEASE, Frames.release(bufferId, accessKey), deadline, "release of buffer " + bufferId)
-                .thenApply(r -> null);
+    public CompletableFuture<Void> release(Endpoint peer, byte[] incarnation, long bufferId, byte[] accessKey,
+                                           Deadline deadline) {
+        return call(peer, Frames.RELEASE, Frames.release(incarnation, bufferId, accessKey), deadline,
+                "release of buffer " + bufferId).thenApply(r -> null);
     }
 
     /**
@@ -101,10 +103,10 @@ public final class ControlClient implements AutoCloseable {
         return result;
     }
 
-    /** A backend request; fails with a {@link TransportException}. */
-    public CompletableFuture<byte[]> backendRequest(Endpoint peer, String backend, byte[] payload, Deadline deadline) {
-        return call(peer, Frames.BACKEND, Frames.transportRequest(backend, self, payload), deadline,
-                backend + " control request");
+    /** A transport request; fails with a {@link TransportException}. */
+    public CompletableFuture<byte[]> transportRequest(Endpoint peer, String transport, byte[] payload, Deadline deadline) {
+        return call(peer, Frames.TRANSPORT, Frames.transportRequest(transport, self, payload), deadline,
+                transport + " control request");
     }
 
     private CompletableFuture<byte[]> call(Endpoint peer, byte type, byte[] body, Deadline deadline, String what) {
@@ -142,7 +144,7 @@ public final class ControlClient implements AutoCloseable {
             }
             if (reply.type() == Frames.ERROR) {
                 Frames.Error error = Frames.parseError(reply.body());
-                throw new TransportException(error.code() == Frames.ERR_BAD_REQUEST ? Kind.PROTOCOL : Kind.REMOTE_ACCESS,
+                throw ErrorCode.fromWire(Byte.toUnsignedInt(error.code())).toException(
                         what + " refused by " + peer + ": " + error.message());
             }
             reusable = false;

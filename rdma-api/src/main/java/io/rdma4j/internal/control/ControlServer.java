@@ -1,7 +1,9 @@
 package io.rdma4j.internal.control;
 
 import io.rdma4j.PeerReadiness;
+import io.rdma4j.RdmaReleaseException;
 import io.rdma4j.spi.BufferAccessException;
+import io.rdma4j.spi.ErrorCode;
 import io.rdma4j.spi.Deadline;
 
 import java.io.BufferedInputStream;
@@ -145,6 +147,20 @@ public final class ControlServer implements AutoCloseable {
         }
     }
 
+    /** The wire code for what a request handler threw: the one error table. */
+    static ErrorCode errorCode(Exception e) {
+        if (e instanceof BufferAccessException bae) {
+            return ErrorCode.of(bae.reason());
+        }
+        if (e instanceof RdmaReleaseException) {
+            return ErrorCode.RELEASE_FAILED;
+        }
+        if (e instanceof IllegalArgumentException) {
+            return ErrorCode.BAD_REQUEST;
+        }
+        return ErrorCode.FAILED;
+    }
+
     /** The encoded reply frame; a malformed request throws, and the connection is dropped. */
     private byte[] handle(Frames.Frame f) throws IOException {
         byte type;
@@ -157,30 +173,27 @@ public final class ControlServer implements AutoCloseable {
                 }
                 case Frames.RELEASE -> {
                     Frames.Release release = Frames.parseRelease(f.body());
-                    service.release(release.bufferId(), release.accessKey());
+                    service.release(release.incarnation(), release.bufferId(), release.accessKey());
                     replyBody = new byte[0];
                 }
-                case Frames.BACKEND -> {
+                case Frames.TRANSPORT -> {
                     Frames.TransportRequest request = Frames.parseTransportRequest(f.body());
-                    replyBody = service.backendRequest(request.transport(), request.from(), request.payload());
+                    replyBody = service.transportRequest(request.transport(), request.from(), request.payload());
                 }
                 default -> throw new Frames.ProtocolException("unknown control request type " + f.type());
             }
             type = Frames.OK;
         } catch (Frames.ProtocolException e) {
             throw e;
-        } catch (BufferAccessException e) {
-            type = Frames.ERROR;
-            replyBody = Frames.error(Frames.ERR_ACCESS_DENIED, e.getMessage());
         } catch (Exception e) {
             type = Frames.ERROR;
             String message = e.getMessage() == null ? e.toString() : e.getMessage();
-            replyBody = Frames.error(e instanceof IllegalArgumentException ? Frames.ERR_BAD_REQUEST : Frames.ERR_FAILED, message);
+            replyBody = Frames.error((byte) errorCode(e).wire(), message);
         }
         try {
             return Frames.encode(type, replyBody);
         } catch (IOException tooLarge) { // a handler's reply over the limit: say so instead
-            return Frames.encode(Frames.ERROR, Frames.error(Frames.ERR_FAILED, tooLarge.getMessage()));
+            return Frames.encode(Frames.ERROR, Frames.error((byte) ErrorCode.FAILED.wire(), tooLarge.getMessage()));
         }
     }
 

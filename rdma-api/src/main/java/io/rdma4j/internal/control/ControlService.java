@@ -12,11 +12,13 @@ public interface ControlService {
     /**
      * Releases a buffer for a remote holder.
      *
-     * @throws io.rdma4j.spi.BufferAccessException when the key does not match (the server
-     *                                              replies an access error)
+     * @throws io.rdma4j.spi.BufferAccessException when the token is stale, or names an unknown or
+     *                                              released buffer or the wrong key (the server
+     *                                              replies the matching {@link io.rdma4j.spi.ErrorCode})
+     * @throws io.rdma4j.RdmaReleaseException       when a transport failed to release it
      * @throws Exception                            any other failure; its message is sent back
      */
-    void release(long bufferId, byte[] accessKey) throws Exception;
+    void release(byte[] incarnation, long bufferId, byte[] accessKey) throws Exception;
 
     /**
      * The manager's state: {@link PeerReadiness.State#READY}, {@link PeerReadiness.State#STARTING}
@@ -29,5 +31,5 @@ public interface ControlService {
      *
      * @throws Exception when there is no such transport or its handler failed; the message is sent back
      */
-    byte[] backendRequest(String backend, Endpoint from, byte[] payload) throws Exception;
+    byte[] transportRequest(String transport, Endpoint from, byte[] payload) throws Exception;
 }

@@ -17,10 +17,11 @@ import java.util.Arrays;
  *
  * <pre>
  *   request  READINESS  (empty)                         reply OK: u8 state | str detail
- *   request  RELEASE    i64 id | 16-byte key            reply OK: (empty)
- *   request  BACKEND    str name | str host | u16 port | payload (rest)
+ *   request  RELEASE    16-byte incarnation | i64 id | 16-byte key
+ *                                                       reply OK: (empty)
+ *   request  TRANSPORT    str name | str host | u16 port | payload (rest)
  *                                                       reply OK: payload (rest)
- *   any reply ERROR     u8 code | str message           code: 1 access denied, 2 failed, 3 bad request
+ *   any reply ERROR     u8 code | str message           code: io.rdma4j.spi.ErrorCode
  *   str = u16 length | UTF-8 bytes
  * </pre>
  *
@@ -37,13 +38,14 @@ final class Frames {
 
     static final byte READINESS = 1;
     static final byte RELEASE = 2;
-    static final byte BACKEND = 3;
+    static final byte TRANSPORT = 3;
     static final byte OK = (byte) 0x80;
     static final byte ERROR = (byte) 0x81;
 
-    static final byte ERR_ACCESS_DENIED = 1;
-    static final byte ERR_FAILED = 2;
-    static final byte ERR_BAD_REQUEST = 3;
+    /** Bytes of an owner incarnation in a request. */
+    static final int INCARNATION_BYTES = 16;
+    /** Bytes of a RELEASE request body. */
+    static final int RELEASE_BYTES = INCARNATION_BYTES + 8 + KEY_BYTES;
 
     private Frames() {
     }
@@ -53,10 +55,10 @@ final class Frames {
     }
 
     /** A RELEASE request. */
-    record Release(long bufferId, byte[] accessKey) {
+    record Release(byte[] incarnation, long bufferId, byte[] accessKey) {
     }
 
-    /** A BACKEND request: a transport's payload and who sent it. */
+    /** A TRANSPORT request: a transport's payload and who sent it. */
     record TransportRequest(String transport, Endpoint from, byte[] payload) {
     }
 
@@ -140,18 +142,21 @@ final class Frames {
 
     // ------------------------------------------------------------------ bodies
 
-    static byte[] release(long bufferId, byte[] accessKey) {
-        return ByteBuffer.allocate(8 + KEY_BYTES).putLong(bufferId).put(accessKey, 0, KEY_BYTES).array();
+    static byte[] release(byte[] incarnation, long bufferId, byte[] accessKey) {
+        return ByteBuffer.allocate(RELEASE_BYTES).put(incarnation, 0, INCARNATION_BYTES).putLong(bufferId)
+                .put(accessKey, 0, KEY_BYTES).array();
     }
 
     static Release parseRelease(ByteBuffer body) throws ProtocolException {
-        if (body.remaining() != 8 + KEY_BYTES) {
-            throw new ProtocolException("release request of " + body.remaining() + " bytes, expected " + (8 + KEY_BYTES));
+        if (body.remaining() != RELEASE_BYTES) {
+            throw new ProtocolException("release request of " + body.remaining() + " bytes, expected " + RELEASE_BYTES);
         }
+        byte[] incarnation = new byte[INCARNATION_BYTES];
+        body.get(incarnation);
         long id = body.getLong();
         byte[] key = new byte[KEY_BYTES];
         body.get(key);
-        return new Release(id, key);
+        return new Release(incarnation, id, key);
     }
 
     static byte[] transportRequest(String transport, Endpoint from, byte[] payload) {
@@ -165,7 +170,7 @@ final class Frames {
         String name = getString(body);
         String host = getString(body);
         if (body.remaining() < 2) {
-            throw new ProtocolException("truncated backend request: no requester port");
+            throw new ProtocolException("truncated transport request: no requester port");
         }
         int port = Short.toUnsignedInt(body.getShort());
         Endpoint from;

@@ -40,8 +40,8 @@ class ControlFrameFuzzTest {
         try {
             return switch (r.nextInt(5)) {
                 case 0 -> Frames.encode(Frames.READINESS, new byte[0]);
-                case 1 -> Frames.encode(Frames.RELEASE, Frames.release(r.nextLong(), Fuzz.randomBytes(r, 16)));
-                case 2 -> Frames.encode(Frames.BACKEND, Frames.transportRequest(randomText(r, 12),
+                case 1 -> Frames.encode(Frames.RELEASE, Frames.release(Fuzz.randomBytes(r, 16), r.nextLong(), Fuzz.randomBytes(r, 16)));
+                case 2 -> Frames.encode(Frames.TRANSPORT, Frames.transportRequest(randomText(r, 12),
                         new Endpoint("h" + randomText(r, 30), 1 + r.nextInt(65535)),
                         Fuzz.randomBytes(r, r.nextInt(8) == 0 ? r.nextInt(20_000) : r.nextInt(64))));
                 case 3 -> Frames.encode(Frames.OK, Frames.readiness(
@@ -127,6 +127,7 @@ class ControlFrameFuzzTest {
     void wellFormedFrames_decodeToWhatWasEncoded() throws IOException {
         Random r = new Random(Long.getLong(Fuzz.SEED_PROPERTY, 11L));
         for (int i = 0; i < 2000; i++) {
+            byte[] incarnation = Fuzz.randomBytes(r, 16);
             long id = r.nextLong();
             byte[] key = Fuzz.randomBytes(r, 16);
             String name = randomText(r, 12);
@@ -134,14 +135,15 @@ class ControlFrameFuzzTest {
             byte[] payload = Fuzz.randomBytes(r, r.nextInt(100));
             String message = randomText(r, 100);
             ByteArrayInputStream in = new ByteArrayInputStream(concat(
-                    Frames.encode(Frames.RELEASE, Frames.release(id, key)),
-                    Frames.encode(Frames.BACKEND, Frames.transportRequest(name, from, payload)),
+                    Frames.encode(Frames.RELEASE, Frames.release(incarnation, id, key)),
+                    Frames.encode(Frames.TRANSPORT, Frames.transportRequest(name, from, payload)),
                     Frames.encode(Frames.ERROR, Frames.error((byte) 2, message))));
 
             Frames.Release release = Frames.parseRelease(Frames.read(in).body());
             Frames.TransportRequest request = Frames.parseTransportRequest(Frames.read(in).body());
             Frames.Error error = Frames.parseError(Frames.read(in).body());
 
+            assertArrayEquals(incarnation, release.incarnation());
             assertEquals(id, release.bufferId());
             assertArrayEquals(key, release.accessKey());
             assertEquals(name, request.transport());
@@ -154,7 +156,7 @@ class ControlFrameFuzzTest {
 
     @Test
     void frameAnnouncingTheLargestBody_allocatesOnlyWhatArrives() throws IOException {
-        byte[] header = ByteBuffer.allocate(5 + 10).putInt(Frames.MAX_FRAME_BYTES).put(Frames.BACKEND).array();
+        byte[] header = ByteBuffer.allocate(5 + 10).putInt(Frames.MAX_FRAME_BYTES).put(Frames.TRANSPORT).array();
 
         Fuzz.Outcome outcome = Fuzz.run("control frame decoder, largest announced length", 1L, 1,
                 r -> header, in -> 16_384L, in -> {

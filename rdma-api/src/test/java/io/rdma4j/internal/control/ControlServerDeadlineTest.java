@@ -24,7 +24,7 @@ class ControlServerDeadlineTest {
 
     private static final ControlService READY = new ControlService() {
         @Override
-        public void release(long bufferId, byte[] accessKey) {
+        public void release(byte[] incarnation, long bufferId, byte[] accessKey) {
         }
 
         @Override
@@ -33,7 +33,7 @@ class ControlServerDeadlineTest {
         }
 
         @Override
-        public byte[] backendRequest(String backend, Endpoint from, byte[] payload) {
+        public byte[] transportRequest(String transport, Endpoint from, byte[] payload) {
             return payload;
         }
     };
@@ -42,8 +42,8 @@ class ControlServerDeadlineTest {
     void requestTrickledOneByteAtATime_connectionClosedAfterTheFrameTimeout_andOthersAreServed() throws Exception {
         try (ControlServer server = ControlServer.start("127.0.0.1", 0, READY, FRAME_TIMEOUT);
              Socket slow = new Socket("127.0.0.1", server.localAddress().getPort())) {
-            // A release frame of 25 bytes sent one byte every 300 ms would take 9 s; the server stops it first.
-            byte[] frame = Frames.encode(Frames.RELEASE, new byte[24]);
+            // A release frame of 45 bytes sent one byte every 300 ms would take 13 s; the server stops it first.
+            byte[] frame = Frames.encode(Frames.RELEASE, new byte[Frames.RELEASE_BYTES]);
             CompletableFuture<Integer> sent = CompletableFuture.supplyAsync(() -> trickle(slow, frame));
 
             int bytesSent = sent.get(10, TimeUnit.SECONDS);

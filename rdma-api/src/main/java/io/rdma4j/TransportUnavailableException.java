@@ -2,11 +2,11 @@ package io.rdma4j;
 
 /**
  * A manager could not start because no transport could run: none was available
- * ({@code "no RDMA backend available"}), or every available one failed to open
- * ({@code "all available RDMA backends failed to initialize"}). The message lists each
+ * ({@code "no RDMA transport available"}), or every available one failed to open
+ * ({@code "all available RDMA transports failed to initialize"}). The message lists each
  * transport's reason; each open failure is also attached as a suppressed exception.
  */
-public class BackendUnavailableException extends RdmaException {
+public class TransportUnavailableException extends RdmaException {
 
     private static final long serialVersionUID = 1L;
 
@@ -15,7 +15,7 @@ public class BackendUnavailableException extends RdmaException {
      *
      * @param message what failed, with each transport's reason
      */
-    public BackendUnavailableException(String message) {
+    public TransportUnavailableException(String message) {
         super(message);
     }
 }

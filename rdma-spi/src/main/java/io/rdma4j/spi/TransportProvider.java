@@ -12,7 +12,7 @@ import java.util.List;
  * <p>The manager calls, in this order: {@link #settings()} (every provider, to validate the
  * whole configuration), {@link #availability} and, when available, {@link #open}.
  */
-public interface BackendProvider {
+public interface TransportProvider {
 
     /**
      * The transport's stable name: lower case, {@code [a-z0-9_-]{1,32}}, e.g. {@code "tcp"}. It
@@ -49,15 +49,15 @@ public interface BackendProvider {
     Availability availability(Settings settings);
 
     /**
-     * Opens the transport for one manager. Returns once the backend is fully initialised (its
+     * Opens the transport for one manager. Returns once the transport is fully initialised (its
      * listeners bound, its devices opened): the manager reports itself ready only after every
-     * backend it opened returned from here.
+     * transport it opened returned from here.
      *
      * @param context what the manager provides: settings, its registrations, the control channel,
      *                the hosts to bind and advertise
-     * @return the opened backend; from now on the manager owns it and closes it
+     * @return the opened transport; from now on the manager owns it and closes it
      * @throws Exception any failure; the manager logs it, skips this transport and, when no
      *                   transport opens, reports it in its start error
      */
-    Backend open(BackendContext context) throws Exception;
+    Transport open(TransportContext context) throws Exception;
 }

@@ -2,8 +2,8 @@ package io.rdma4j.ibverbs;
 
 import io.rdma4j.ibverbs.ffi.LibIbverbs;
 import io.rdma4j.spi.Availability;
-import io.rdma4j.spi.BackendContext;
-import io.rdma4j.spi.BackendProvider;
+import io.rdma4j.spi.TransportContext;
+import io.rdma4j.spi.TransportProvider;
 import io.rdma4j.spi.ControlChannel;
 import io.rdma4j.spi.Endpoint;
 import io.rdma4j.spi.RegistrationLookup;
@@ -30,9 +30,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * The provider against the real {@code libibverbs.so.1} of this host, whatever it has: no
  * library, a library without devices, or devices. No mocks.
  */
-class IbverbsBackendProviderTest {
+class IbverbsTransportProviderTest {
 
-    private final IbverbsBackendProvider provider = new IbverbsBackendProvider();
+    private final IbverbsTransportProvider provider = new IbverbsTransportProvider();
 
     /** Asserts {@code reason} is one of the documented "nothing to use here" texts. */
     static void assertDocumentedProbeReason(String reason) {
@@ -91,7 +91,7 @@ class IbverbsBackendProviderTest {
         void availability_calledTwice_sameAnswer() {
             Availability first = provider.availability(FakeSettings.defaults());
 
-            Availability second = new IbverbsBackendProvider().availability(FakeSettings.defaults());
+            Availability second = new IbverbsTransportProvider().availability(FakeSettings.defaults());
 
             assertEquals(first.toString(), second.toString());
         }
@@ -102,16 +102,16 @@ class IbverbsBackendProviderTest {
 
         @Test
         void open_disabled_throwsIllegalStateWithReason() {
-            BackendContext context = contextWith(FakeSettings.defaults().with(IbverbsSettings.DISABLE, "on"));
+            TransportContext context = contextWith(FakeSettings.defaults().with(IbverbsSettings.DISABLE, "on"));
 
             IllegalStateException e = assertThrows(IllegalStateException.class, () -> provider.open(context));
 
-            assertTrue(e.getMessage().contains(IbverbsBackendProvider.DISABLED_REASON), e.getMessage());
+            assertTrue(e.getMessage().contains(IbverbsTransportProvider.DISABLED_REASON), e.getMessage());
         }
 
         @Test
         void open_defaults_notImplementedYetOrUnavailable() {
-            BackendContext context = contextWith(FakeSettings.defaults());
+            TransportContext context = contextWith(FakeSettings.defaults());
 
             Exception e = assertThrows(Exception.class, () -> provider.open(context));
 
@@ -135,7 +135,7 @@ class IbverbsBackendProviderTest {
         @Test
         void constructor_loadsNoNativeLibrary() throws Exception {
             try (URLClassLoader loader = isolatedLoader()) {
-                Class<?> type = Class.forName(IbverbsBackendProvider.class.getName(), true, loader);
+                Class<?> type = Class.forName(IbverbsTransportProvider.class.getName(), true, loader);
 
                 Object isolated = type.getConstructor().newInstance();
 
@@ -147,7 +147,7 @@ class IbverbsBackendProviderTest {
         @Test
         void serviceLoader_findsProviderWithoutLoadingLibrary() throws Exception {
             try (URLClassLoader loader = isolatedLoader()) {
-                Class<?> spi = Class.forName(BackendProvider.class.getName(), false, loader);
+                Class<?> spi = Class.forName(TransportProvider.class.getName(), false, loader);
 
                 List<Object> names = new ArrayList<>();
                 for (Object p : ServiceLoader.load(spi, loader)) {
@@ -171,7 +171,7 @@ class IbverbsBackendProviderTest {
         }
 
         private static URLClassLoader isolatedLoader() {
-            URL ibverbs = IbverbsBackendProvider.class.getProtectionDomain().getCodeSource().getLocation();
+            URL ibverbs = IbverbsTransportProvider.class.getProtectionDomain().getCodeSource().getLocation();
             URL spi = Setting.class.getProtectionDomain().getCodeSource().getLocation();
             return new URLClassLoader("isolated-ibverbs", new URL[] {ibverbs, spi}, ClassLoader.getPlatformClassLoader());
         }
@@ -186,8 +186,8 @@ class IbverbsBackendProviderTest {
         }
     }
 
-    private static BackendContext contextWith(Settings settings) {
-        return new BackendContext() {
+    private static TransportContext contextWith(Settings settings) {
+        return new TransportContext() {
             @Override
             public Settings settings() {
                 return settings;
@@ -215,6 +215,16 @@ class IbverbsBackendProviderTest {
 
             @Override
             public String bindHost() {
+                throw new UnsupportedOperationException();
+            }
+
+            @Override
+            public io.rdma4j.spi.NanoClock clock() {
+                throw new UnsupportedOperationException();
+            }
+
+            @Override
+            public io.rdma4j.spi.Watchdog watchdog() {
                 throw new UnsupportedOperationException();
             }
         };

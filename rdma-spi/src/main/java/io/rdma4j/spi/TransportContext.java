@@ -1,9 +1,11 @@
 package io.rdma4j.spi;
 
 /**
- * What the manager hands a transport when opening it.
+ * What the manager hands a transport when opening it: settings, its registrations, the control
+ * channel, the hosts to bind and advertise, and the manager's shared clock and watchdog (a
+ * transport starts no timer thread of its own).
  */
-public interface BackendContext {
+public interface TransportContext {
 
     /**
      * The validated settings of the whole manager.
@@ -48,4 +50,30 @@ public interface BackendContext {
      * @return the bind address, as text
      */
     String bindHost();
+
+    /**
+     * The manager's clock; deadlines handed to the transport run on it.
+     *
+     * @return the clock, {@link NanoClock#SYSTEM} outside tests
+     */
+    NanoClock clock();
+
+    /**
+     * The manager's one deadline watchdog, shared by the manager and every transport: arm a guard
+     * to bound blocking work (close the channel when the deadline passes). The manager closes it
+     * after every transport closed.
+     *
+     * @return the shared watchdog
+     */
+    Watchdog watchdog();
+
+    /**
+     * This manager's incarnation: tokens it issues carry it, and requests that name another are
+     * refused as stale.
+     *
+     * @return a copy of the {@value RegistrationLookup#INCARNATION_BYTES} bytes
+     */
+    default byte[] incarnation() {
+        return registrations().incarnation();
+    }
 }

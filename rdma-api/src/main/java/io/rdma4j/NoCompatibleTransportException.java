@@ -4,7 +4,7 @@ package io.rdma4j;
  * No transport that this manager runs is advertised by the remote buffer's token (for example a
  * TCP-only process holding a token from a verbs-only owner). Nothing was sent.
  */
-public class NoCompatibleBackendException extends RdmaException {
+public class NoCompatibleTransportException extends RdmaException {
 
     private static final long serialVersionUID = 1L;
 
@@ -13,7 +13,7 @@ public class NoCompatibleBackendException extends RdmaException {
      *
      * @param message the token that could not be routed and the transports this manager runs
      */
-    public NoCompatibleBackendException(String message) {
+    public NoCompatibleTransportException(String message) {
         super(message);
     }
 }

@@ -3,16 +3,17 @@ package io.rdma4j.tcp;
 import com.github.benmanes.caffeine.cache.Scheduler;
 import com.github.benmanes.caffeine.cache.Ticker;
 import io.rdma4j.spi.Watchdog;
-import io.rdma4j.spi.Backend;
-import io.rdma4j.spi.BackendContext;
-import io.rdma4j.spi.BackendOp;
+import io.rdma4j.spi.Transport;
+import io.rdma4j.spi.TransportContext;
+import io.rdma4j.spi.TransportOp;
 import io.rdma4j.spi.Deadline;
 import io.rdma4j.spi.Endpoint;
 import io.rdma4j.spi.RemoteBufferRef;
 import io.rdma4j.spi.Settings;
 import io.rdma4j.spi.TransportException;
 import io.rdma4j.spi.TransportException.Kind;
-import io.rdma4j.spi.TransportLevel;
+import io.rdma4j.spi.ErrorCode;
+import io.rdma4j.spi.Registered;
 
 import java.io.EOFException;
 import java.io.IOException;
@@ -26,6 +27,7 @@ import java.nio.ByteBuffer;
 import java.nio.channels.ClosedChannelException;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HexFormat;
 import java.util.List;
 import java.util.Objects;
 import java.util.Set;
@@ -45,9 +47,9 @@ import java.util.concurrent.atomic.AtomicReference;
  * chunks are shared out among up to N connections working concurrently. Every blocking socket
  * call is bounded by the submit's deadline (a watchdog closes the connection when it passes).
  */
-final class TcpBackend implements Backend {
+final class TcpTransport implements Transport {
 
-    private static final System.Logger LOG = System.getLogger(TcpBackend.class.getName());
+    private static final System.Logger LOG = System.getLogger(TcpTransport.class.getName());
     private static final Duration CLOSE_WAIT = Duration.ofSeconds(5);
 
     private final Endpoint dataEndpoint;
@@ -63,17 +65,16 @@ final class TcpBackend implements Backend {
     private final AtomicBoolean closed = new AtomicBoolean();
     private volatile boolean closing;
 
-    private TcpBackend(BackendContext context) throws IOException {
+    private TcpTransport(TransportContext context) throws IOException {
         Settings settings = context.settings();
         this.chunkBytes = (long) settings.get(TcpSettings.MAX_CHUNK_MIB) << 20;
         this.parallelism = settings.get(TcpSettings.PARALLELISM);
         Duration idleTimeout = settings.get(TcpSettings.IDLE_TIMEOUT);
-        this.watchdog = new Watchdog("rdma4j-tcp-watchdog");
+        this.watchdog = context.watchdog();
         try {
             this.server = new TcpDataServer(context.bindHost(), settings.get(TcpSettings.DATA_PORT),
                     context.registrations(), watchdog, threads, idleTimeout);
         } catch (IOException | RuntimeException e) {
-            watchdog.close();
             throw new IOException("cannot bind the tcp data endpoint to " + context.bindHost() + ":"
                     + settings.get(TcpSettings.DATA_PORT) + " (rdma.bindHost / rdma.tcp.dataPort): " + e.getMessage(), e);
         }
@@ -85,8 +86,8 @@ final class TcpBackend implements Backend {
     }
 
     /** Binds the data endpoint and starts serving it. */
-    static TcpBackend open(BackendContext context) throws IOException {
-        TcpBackend backend = new TcpBackend(context);
+    static TcpTransport open(TransportContext context) throws IOException {
+        TcpTransport backend = new TcpTransport(context);
         LOG.log(Level.DEBUG, () -> "tcp transport serving on " + backend.dataEndpoint + " (chunk "
                 + (backend.chunkBytes >> 20) + " MiB, parallelism " + backend.parallelism + ")");
         return backend;
@@ -94,12 +95,7 @@ final class TcpBackend implements Backend {
 
     @Override
     public String name() {
-        return TcpBackendProvider.NAME;
-    }
-
-    @Override
-    public TransportLevel level() {
-        return TransportLevel.TCP;
+        return TcpTransportProvider.NAME;
     }
 
     /**
@@ -109,11 +105,37 @@ final class TcpBackend implements Backend {
      * @throws IllegalStateException when the backend is closed
      */
     @Override
-    public byte[] register(long bufferId, MemorySegment segment) {
+    public Registered register(long bufferId, MemorySegment segment) {
         if (closing) {
-            throw new IllegalStateException("tcp backend is closed");
+            throw new IllegalStateException("tcp transport is closed");
         }
-        return context.clone();
+        return Registered.context(context);
+    }
+
+    /** The peer's data endpoint and the request fields of one token, decoded once per token. */
+    record Target(Endpoint peer, long bufferId, byte[] accessKey, byte[] incarnation) {
+    }
+
+    /**
+     * Decodes the token's tcp context and the request fields once.
+     *
+     * @throws TransportException of kind {@link Kind#PROTOCOL} when the context is malformed
+     */
+    @Override
+    public Target decodeContext(RemoteBufferRef remote) {
+        Endpoint peer;
+        try {
+            peer = TcpContextCodec.decode(remote.context());
+        } catch (IllegalArgumentException e) {
+            throw new TransportException(Kind.PROTOCOL, "buffer " + remote.bufferId()
+                    + ": the token's tcp context is malformed: " + e.getMessage(), e);
+        }
+        byte[] key = remote.accessKey();
+        if (key.length != TcpProtocol.KEY_BYTES) {
+            throw new TransportException(Kind.PROTOCOL, "buffer " + remote.bufferId() + ": access key must be "
+                    + TcpProtocol.KEY_BYTES + " bytes, the token has " + key.length);
+        }
+        return new Target(peer, remote.bufferId(), key, HexFormat.of().parseHex(remote.incarnation()));
     }
 
     /** Nothing to do: the manager's registrations refuse released buffers. */
@@ -122,9 +144,9 @@ final class TcpBackend implements Backend {
     }
 
     @Override
-    public CompletableFuture<Void> submit(List<BackendOp> ops, Deadline deadline) {
+    public CompletableFuture<Void> submit(List<TransportOp> ops, Deadline deadline) {
         Objects.requireNonNull(deadline, "deadline");
-        List<BackendOp> batch = List.copyOf(ops);
+        List<TransportOp> batch = List.copyOf(ops);
         if (closing) {
             return CompletableFuture.failedFuture(closedError());
         }
@@ -161,9 +183,9 @@ final class TcpBackend implements Backend {
      * pool thread and back. {@link #close()} fails it as it fails a submit.
      */
     @Override
-    public void submitAndWait(List<BackendOp> ops, Deadline deadline) {
+    public void submitAndWait(List<TransportOp> ops, Deadline deadline) {
         Objects.requireNonNull(deadline, "deadline");
-        List<BackendOp> batch = List.copyOf(ops);
+        List<TransportOp> batch = List.copyOf(ops);
         if (closing) {
             throw closedError();
         }
@@ -202,20 +224,13 @@ final class TcpBackend implements Backend {
         return new TransportException(Kind.INTERNAL, "tcp transfer failed: " + failure, failure);
     }
 
-    private void runBatch(List<BackendOp> batch, Deadline deadline, Duration budget) throws InterruptedException {
+    private void runBatch(List<TransportOp> batch, Deadline deadline, Duration budget) throws InterruptedException {
         for (int i = 0; i < batch.size(); i++) {
             String where = batch.size() == 1 ? "" : " (op " + (i + 1) + " of " + batch.size() + ")";
-            BackendOp op = batch.get(i);
-            RemoteBufferRef remote = op.remote();
-            boolean read = op.type() == BackendOp.OpType.READ_INTO_LOCAL;
-            Endpoint peer;
-            try {
-                peer = TcpContextCodec.decode(remote.context());
-            } catch (IllegalArgumentException e) {
-                throw new TransportException(Kind.PROTOCOL, "tcp " + (read ? "read" : "write") + " of buffer "
-                        + remote.bufferId() + ": the token's tcp context is malformed: " + e.getMessage() + where, e);
-            }
-            new Transfer(op, read, peer, deadline, budget, where).run();
+            TransportOp op = batch.get(i);
+            boolean read = op.type() == TransportOp.OpType.READ_INTO_LOCAL;
+            Target target = op.remoteContext() instanceof Target t ? t : decodeContext(op.remote());
+            new Transfer(op, read, target, deadline, budget, where).run();
         }
     }
 
@@ -235,7 +250,6 @@ final class TcpBackend implements Backend {
         for (CompletableFuture<Void> f : inFlight) {
             f.completeExceptionally(closedError());
         }
-        watchdog.close();
         List<String> running = threads.awaitAll(CLOSE_WAIT);
         threads.shutdown();
         if (!running.isEmpty()) {
@@ -245,7 +259,7 @@ final class TcpBackend implements Backend {
     }
 
     private TransportException closedError() {
-        return new TransportException(Kind.INTERNAL, "tcp backend on " + dataEndpoint
+        return new TransportException(Kind.INTERNAL, "tcp transport on " + dataEndpoint
                 + " was closed while the transfer was in flight (or before it started)");
     }
 
@@ -272,7 +286,7 @@ final class TcpBackend implements Backend {
 
     @Override
     public String toString() {
-        return "TcpBackend[" + dataEndpoint + (closing ? ", closed" : "") + "]";
+        return "TcpTransport[" + dataEndpoint + (closing ? ", closed" : "") + "]";
     }
 
     static String format(Duration d) {
@@ -292,6 +306,8 @@ final class TcpBackend implements Backend {
         private final MemorySegment local;
         private final long bufferId;
         private final byte[] accessKey;
+        private final byte[] incarnation;
+        private final long remoteOffset;
         private final Endpoint peer;
         private final Deadline deadline;
         private final Duration budget;
@@ -301,16 +317,18 @@ final class TcpBackend implements Backend {
         private final AtomicLong nextChunk = new AtomicLong();
         private final AtomicReference<TransportException> failure = new AtomicReference<>();
 
-        Transfer(BackendOp op, boolean read, Endpoint peer, Deadline deadline, Duration budget, String where) {
+        Transfer(TransportOp op, boolean read, Target target, Deadline deadline, Duration budget, String where) {
             this.read = read;
             this.local = op.local();
-            this.bufferId = op.remote().bufferId();
-            this.accessKey = op.remote().accessKey();
-            this.peer = peer;
+            this.bufferId = target.bufferId();
+            this.accessKey = target.accessKey();
+            this.incarnation = target.incarnation();
+            this.remoteOffset = op.remoteOffset();
+            this.peer = target.peer();
             this.deadline = deadline;
             this.budget = budget;
             this.where = where;
-            this.total = op.transferBytes();
+            this.total = op.length();
             this.chunks = total <= 0 ? 0 : (total - 1) / chunkBytes + 1;
         }
 
@@ -322,10 +340,6 @@ final class TcpBackend implements Backend {
         void run() throws InterruptedException {
             if (chunks == 0) {
                 return;
-            }
-            if (accessKey.length != TcpProtocol.KEY_BYTES) {
-                throw new TransportException(Kind.PROTOCOL, label() + ": access key must be " + TcpProtocol.KEY_BYTES
-                        + " bytes, the token has " + accessKey.length + where);
             }
             if (!local.isAccessibleBy(Thread.currentThread())) {
                 throw new TransportException(Kind.LOCAL_ACCESS, label() + ": the local segment is confined to another "
@@ -427,9 +441,9 @@ final class TcpBackend implements Backend {
         private void exchange(TcpConnection connection, long offset, int length) throws IOException, TcpRefusedException {
             ByteBuffer view = local.asSlice(offset, length).asByteBuffer();
             if (read) {
-                connection.read(bufferId, accessKey, offset, view);
+                connection.read(bufferId, accessKey, incarnation, remoteOffset + offset, view);
             } else {
-                connection.write(bufferId, accessKey, offset, view);
+                connection.write(bufferId, accessKey, incarnation, remoteOffset + offset, view);
             }
         }
 
@@ -443,10 +457,7 @@ final class TcpBackend implements Backend {
 
         private TransportException refusal(TcpRefusedException refused) {
             String text = label() + " refused by the owner: " + refused.getMessage() + where;
-            if (TcpProtocol.isAccessRefusal(refused.code())) {
-                return new TransportException(Kind.REMOTE_ACCESS, text, refused);
-            }
-            return new TransportException(Kind.PROTOCOL, text, refused);
+            return new TransportException(ErrorCode.fromWire(refused.code()).kind(), text, refused);
         }
 
         private TransportException ioFailure(IOException e, TcpConnection connection) {

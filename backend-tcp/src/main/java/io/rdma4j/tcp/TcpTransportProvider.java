@@ -1,9 +1,9 @@
 package io.rdma4j.tcp;
 
 import io.rdma4j.spi.Availability;
-import io.rdma4j.spi.Backend;
-import io.rdma4j.spi.BackendContext;
-import io.rdma4j.spi.BackendProvider;
+import io.rdma4j.spi.Transport;
+import io.rdma4j.spi.TransportContext;
+import io.rdma4j.spi.TransportProvider;
 import io.rdma4j.spi.Setting;
 import io.rdma4j.spi.Settings;
 
@@ -32,17 +32,17 @@ import java.util.List;
  * and must stay alive until the op's future completes. Bytes move between sockets and segments
  * directly, without staging copies on the Java heap.
  */
-public final class TcpBackendProvider implements BackendProvider {
+public final class TcpTransportProvider implements TransportProvider {
 
     /** The transport's name, also its key in tokens. */
     public static final String NAME = "tcp";
     /** Routing priority: after verbs (200). */
     public static final int PRIORITY = 100;
 
-    private volatile TcpBackend lastOpened;
+    private volatile TcpTransport lastOpened;
 
     /** Cheap and free of side effects, as {@link java.util.ServiceLoader} requires. */
-    public TcpBackendProvider() {
+    public TcpTransportProvider() {
     }
 
     @Override
@@ -76,14 +76,14 @@ public final class TcpBackendProvider implements BackendProvider {
      * @throws java.io.IOException when the endpoint cannot be bound (address in use, bad bind host)
      */
     @Override
-    public Backend open(BackendContext context) throws Exception {
-        TcpBackend backend = TcpBackend.open(context);
+    public Transport open(TransportContext context) throws Exception {
+        TcpTransport backend = TcpTransport.open(context);
         lastOpened = backend;
         return backend;
     }
 
     /** The backend this provider instance opened last, for tests. */
-    TcpBackend lastOpened() {
+    TcpTransport lastOpened() {
         return lastOpened;
     }
 }

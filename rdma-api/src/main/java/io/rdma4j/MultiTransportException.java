@@ -6,11 +6,11 @@ import java.util.Map;
 
 /**
  * One operation failed on several transports. The message has a first line such as
- * {@code RDMA submit failed on 2 backend(s):} followed by one line per transport,
+ * {@code RDMA submit failed on 2 transport(s):} followed by one line per transport,
  * {@code (tcp) <error>}; {@link #failures()} gives the same as data, each failure is also a
  * suppressed exception so that stack traces show every cause.
  */
-public class MultiBackendException extends RdmaException {
+public class MultiTransportException extends RdmaException {
 
     private static final long serialVersionUID = 1L;
 
@@ -18,13 +18,13 @@ public class MultiBackendException extends RdmaException {
 
     /**
      * Builds the message from {@code what} and {@code failures}. A single failure becomes the
-     * cause and its transport the {@link #backend()}; several are each added as suppressed.
+     * cause and its transport the {@link #transport()}; several are each added as suppressed.
      *
      * @param what     the operation, e.g. {@code "RDMA submit"}
      * @param failures each failing transport's error, keyed by transport name, in priority order;
      *                 copied
      */
-    protected MultiBackendException(String what, Map<String, ? extends Throwable> failures) {
+    protected MultiTransportException(String what, Map<String, ? extends Throwable> failures) {
         super(failures.size() == 1 ? failures.keySet().iterator().next() : null,
                 message(what, failures), failures.size() == 1 ? failures.values().iterator().next() : null);
         this.failures = Collections.unmodifiableMap(new LinkedHashMap<>(failures));
@@ -43,7 +43,7 @@ public class MultiBackendException extends RdmaException {
     }
 
     private static String message(String what, Map<String, ? extends Throwable> failures) {
-        StringBuilder sb = new StringBuilder(what).append(" failed on ").append(failures.size()).append(" backend(s):");
+        StringBuilder sb = new StringBuilder(what).append(" failed on ").append(failures.size()).append(" transport(s):");
         failures.forEach((name, t) -> sb.append("\n(").append(name).append(") ").append(describe(t)));
         return sb.toString();
     }

@@ -2,9 +2,9 @@ package io.rdma4j.ibverbs;
 
 import io.rdma4j.ibverbs.ffi.LibIbverbs;
 import io.rdma4j.spi.Availability;
-import io.rdma4j.spi.Backend;
-import io.rdma4j.spi.BackendContext;
-import io.rdma4j.spi.BackendProvider;
+import io.rdma4j.spi.Transport;
+import io.rdma4j.spi.TransportContext;
+import io.rdma4j.spi.TransportProvider;
 import io.rdma4j.spi.Setting;
 import io.rdma4j.spi.Settings;
 
@@ -20,7 +20,7 @@ import java.util.Objects;
  *
  * <p>Status: availability and settings are real; {@link #open} is not implemented yet.
  */
-public final class IbverbsBackendProvider implements BackendProvider {
+public final class IbverbsTransportProvider implements TransportProvider {
 
     /** The transport's stable name. */
     public static final String NAME = "ibverbs";
@@ -31,10 +31,10 @@ public final class IbverbsBackendProvider implements BackendProvider {
     /** The unavailability reason when {@link IbverbsSettings#DISABLE} ({@code rdma.disableIbverbs}) is true. */
     public static final String DISABLED_REASON = "disabled by rdma.disableIbverbs=true";
 
-    private static final System.Logger LOG = System.getLogger(IbverbsBackendProvider.class.getName());
+    private static final System.Logger LOG = System.getLogger(IbverbsTransportProvider.class.getName());
 
     /** Creates the provider; loads nothing and reads no configuration. */
-    public IbverbsBackendProvider() {
+    public IbverbsTransportProvider() {
     }
 
     @Override
@@ -94,7 +94,7 @@ public final class IbverbsBackendProvider implements BackendProvider {
      *                                       yet (devices: ...)"
      */
     @Override
-    public Backend open(BackendContext context) {
+    public Transport open(TransportContext context) {
         Availability availability = availability(Objects.requireNonNull(context, "context").settings());
         if (!availability.isAvailable()) {
             throw new IllegalStateException("ibverbs is unavailable: " + availability.reason());

@@ -1,13 +1,13 @@
 package io.rdma4j.bench.ring;
 
 import io.rdma4j.spi.Availability;
-import io.rdma4j.spi.Backend;
-import io.rdma4j.spi.BackendContext;
-import io.rdma4j.spi.BackendOp;
-import io.rdma4j.spi.BackendProvider;
+import io.rdma4j.spi.Transport;
+import io.rdma4j.spi.TransportContext;
+import io.rdma4j.spi.TransportOp;
+import io.rdma4j.spi.TransportProvider;
 import io.rdma4j.spi.Deadline;
 import io.rdma4j.spi.Settings;
-import io.rdma4j.spi.TransportLevel;
+import io.rdma4j.spi.Registered;
 
 import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;
@@ -27,7 +27,7 @@ import java.util.concurrent.CompletableFuture;
  * contract: one registering thread at a time (the manager's ring consumer, or whoever holds the
  * baseline's lock).
  */
-public final class BenchBackendProvider implements BackendProvider {
+public final class BenchTransportProvider implements TransportProvider {
 
     /** The transport's name. */
     public static final String NAME = "bench";
@@ -35,7 +35,7 @@ public final class BenchBackendProvider implements BackendProvider {
     private final long registrationCostNanos;
 
     /** A transport whose registration costs nothing but a map insert. */
-    public BenchBackendProvider() {
+    public BenchTransportProvider() {
         this(0);
     }
 
@@ -44,7 +44,7 @@ public final class BenchBackendProvider implements BackendProvider {
      * {@code ibv_reg_mr} pins and maps pages (tens of microseconds for small buffers, milliseconds
      * for large ones).
      */
-    public BenchBackendProvider(long registrationCostNanos) {
+    public BenchTransportProvider(long registrationCostNanos) {
         this.registrationCostNanos = registrationCostNanos;
     }
 
@@ -64,20 +64,20 @@ public final class BenchBackendProvider implements BackendProvider {
     }
 
     @Override
-    public Backend open(BackendContext context) {
-        return new BenchBackend(registrationCostNanos);
+    public Transport open(TransportContext context) {
+        return new BenchTransport(registrationCostNanos);
     }
 
     /** Opens a backend without a manager (for the synchronized baseline). */
-    public Backend openStandalone() {
-        return new BenchBackend(registrationCostNanos);
+    public Transport openStandalone() {
+        return new BenchTransport(registrationCostNanos);
     }
 
-    private static final class BenchBackend implements Backend {
+    private static final class BenchTransport implements Transport {
         private final long costNanos;
         private final Map<Long, MemorySegment> registered = new ConcurrentHashMap<>();
 
-        BenchBackend(long costNanos) {
+        BenchTransport(long costNanos) {
             this.costNanos = costNanos;
         }
 
@@ -87,12 +87,7 @@ public final class BenchBackendProvider implements BackendProvider {
         }
 
         @Override
-        public TransportLevel level() {
-            return TransportLevel.MEMORY;
-        }
-
-        @Override
-        public byte[] register(long bufferId, MemorySegment segment) {
+        public Registered register(long bufferId, MemorySegment segment) {
             if (costNanos > 0) {
                 long end = System.nanoTime() + costNanos;
                 while (System.nanoTime() < end) {
@@ -100,7 +95,7 @@ public final class BenchBackendProvider implements BackendProvider {
                 }
             }
             registered.put(bufferId, segment);
-            return ByteBuffer.allocate(Long.BYTES).putLong(bufferId).array();
+            return Registered.context(ByteBuffer.allocate(Long.BYTES).putLong(bufferId).array());
         }
 
         @Override
@@ -109,7 +104,7 @@ public final class BenchBackendProvider implements BackendProvider {
         }
 
         @Override
-        public CompletableFuture<Void> submit(List<BackendOp> ops, Deadline deadline) {
+        public CompletableFuture<Void> submit(List<TransportOp> ops, Deadline deadline) {
             try {
                 submitAndWait(ops, deadline);
                 return CompletableFuture.completedFuture(null);
@@ -120,13 +115,13 @@ public final class BenchBackendProvider implements BackendProvider {
 
         /** Copies within this process: the buffers of the manager that opened this transport. */
         @Override
-        public void submitAndWait(List<BackendOp> ops, Deadline deadline) {
-            for (BackendOp op : ops) {
+        public void submitAndWait(List<TransportOp> ops, Deadline deadline) {
+            for (TransportOp op : ops) {
                 MemorySegment remote = registered.get(ByteBuffer.wrap(op.remote().context()).getLong());
-                if (op.type() == BackendOp.OpType.READ_INTO_LOCAL) {
-                    MemorySegment.copy(remote, 0, op.local(), 0, op.transferBytes());
+                if (op.type() == TransportOp.OpType.READ_INTO_LOCAL) {
+                    MemorySegment.copy(remote, op.remoteOffset(), op.local(), 0, op.length());
                 } else {
-                    MemorySegment.copy(op.local(), 0, remote, 0, op.transferBytes());
+                    MemorySegment.copy(op.local(), 0, remote, op.remoteOffset(), op.length());
                 }
             }
         }

@@ -1,0 +1,260 @@
+package io.rdma4j;
+
+import com.github.benmanes.caffeine.cache.Cache;
+import com.github.benmanes.caffeine.cache.Caffeine;
+import io.rdma4j.internal.Errors;
+import io.rdma4j.internal.LocalMemoryCache;
+import io.rdma4j.internal.Registration;
+import io.rdma4j.internal.RegistrationTable;
+import io.rdma4j.spi.Deadline;
+import io.rdma4j.spi.LocalMemory;
+import io.rdma4j.spi.NanoClock;
+import io.rdma4j.spi.RemoteBufferRef;
+import io.rdma4j.spi.TransportException;
+import io.rdma4j.spi.TransportOp;
+import io.rdma4j.spi.Watchdog;
+
+import java.lang.foreign.MemorySegment;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Dispatch of actions: routes every op to the first transport, in priority order, that this
+ * manager runs and the token advertises; turns the public prefix and slice rules into exact
+ * {@link TransportOp}s; runs each transport's group; and reports every failure.
+ *
+ * <p>Per-token work happens once: the route and the transport's decoded context are cached per
+ * token object (bounded, weakly held). One watchdog guard per submitted action bounds a transport
+ * that fails to honour the deadline; it and a caller's {@code cancel()} complete the transports'
+ * futures, which obliges them to stop touching the caller's memory.
+ */
+final class Dispatcher {
+
+    /** Extra time a transport gets past the deadline to report its own timeout before the manager reports one. */
+    static final long DEADLINE_GRACE_NANOS = TimeUnit.SECONDS.toNanos(2);
+
+    private final List<OpenTransport> transports;
+    private final List<String> names;
+    private final RegistrationTable table;
+    private final Watchdog watchdog;
+    private final NanoClock clock;
+    private final Cache<RdmaRemoteBuffer, Route> routes;
+
+    /** Where ops on one token go: the transport, its view of the token, its decoded context. */
+    private record Route(OpenTransport transport, RemoteBufferRef ref, Object decoded) {
+    }
+
+    /** An action's ops for one transport, and the cached local memory they hold. */
+    private static final class Group {
+        final OpenTransport transport;
+        final List<TransportOp> ops = new ArrayList<>();
+        final List<LocalMemoryCache.Entry> held = new ArrayList<>(0);
+        CompletableFuture<Void> running;
+
+        Group(OpenTransport transport) {
+            this.transport = transport;
+        }
+
+        void releaseHeld() {
+            held.forEach(LocalMemoryCache.Entry::release);
+            held.clear();
+        }
+    }
+
+    Dispatcher(List<OpenTransport> transports, RegistrationTable table, Watchdog watchdog, NanoClock clock,
+               int tokenCacheEntries) {
+        this.transports = transports;
+        this.names = transports.stream().map(OpenTransport::name).toList();
+        this.table = table;
+        this.watchdog = watchdog;
+        this.clock = clock;
+        this.routes = Caffeine.newBuilder().weakKeys().maximumSize(tokenCacheEntries).executor(Runnable::run).build();
+    }
+
+    CompletableFuture<Void> submit(List<RdmaAction.Op> ops, Duration timeout) {
+        Deadline deadline = Deadline.after(timeout, clock);
+        if (ops.isEmpty()) {
+            return CompletableFuture.completedFuture(null);
+        }
+        List<Group> groups;
+        try {
+            groups = groups(ops);
+        } catch (RuntimeException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+        return run(groups, deadline, timeout);
+    }
+
+    /**
+     * The blocking form of {@link #submit}: ops that all go to one transport run on the calling
+     * thread; ops spread over several transports still run in parallel, and the caller waits for all.
+     */
+    void submitAndWait(List<RdmaAction.Op> ops, Duration timeout) {
+        Deadline deadline = Deadline.after(timeout, clock);
+        if (ops.isEmpty()) {
+            return;
+        }
+        List<Group> groups = groups(ops);
+        if (groups.size() > 1) {
+            try {
+                run(groups, deadline, timeout).join();
+                return;
+            } catch (CompletionException e) {
+                throw (RuntimeException) Errors.unwrap(e);
+            }
+        }
+        Group g = groups.getFirst();
+        try {
+            g.transport.transport().submitAndWait(g.ops, deadline);
+        } catch (Throwable t) {
+            throw new RdmaSubmitException(Map.of(g.transport.name(), Errors.toPublic(g.transport.name(), t)));
+        } finally {
+            g.releaseHeld();
+        }
+    }
+
+    /** Submits each transport's group, all in parallel, under one watchdog guard. */
+    private CompletableFuture<Void> run(List<Group> groups, Deadline deadline, Duration timeout) {
+        CompletableFuture<Void> result = new CompletableFuture<>();
+        CompletableFuture<?>[] running = new CompletableFuture<?>[groups.size()];
+        for (int i = 0; i < running.length; i++) {
+            Group g = groups.get(i);
+            CompletableFuture<Void> f;
+            try {
+                f = g.transport.transport().submit(List.copyOf(g.ops), deadline);
+                if (f == null) {
+                    f = CompletableFuture.failedFuture(new IllegalStateException(g.transport.name() + " returned no future"));
+                }
+            } catch (Throwable t) {
+                f = CompletableFuture.failedFuture(t);
+            }
+            g.running = f;
+            running[i] = f;
+        }
+        // A transport must honour the deadline itself; this guard only makes sure a broken one
+        // cannot leave the caller waiting: completing its future obliges it to stop.
+        Watchdog.Guard guard = watchdog.arm(deadline.remainingNanos() + DEADLINE_GRACE_NANOS, () -> {
+            for (Group g : groups) {
+                g.running.completeExceptionally(new TransportException(TransportException.Kind.TIMEOUT, "submit timed out: "
+                        + g.transport.name() + " did not finish " + g.ops.size() + " op(s) within " + timeout));
+            }
+        });
+        result.whenComplete((ok, t) -> {
+            if (result.isCancelled()) {
+                for (Group g : groups) {
+                    g.running.cancel(false);
+                }
+            }
+        });
+        CompletableFuture.allOf(running).whenComplete((ok, ignored) -> {
+            guard.disarm();
+            Map<String, Throwable> failures = new LinkedHashMap<>();
+            for (Group g : groups) {
+                g.releaseHeld();
+                if (g.running.isCompletedExceptionally()) {
+                    failures.put(g.transport.name(), Errors.toPublic(g.transport.name(), g.running.exceptionNow()));
+                }
+            }
+            if (failures.isEmpty()) {
+                result.complete(null);
+            } else {
+                result.completeExceptionally(new RdmaSubmitException(failures));
+            }
+        });
+        return result;
+    }
+
+    /** Routes every op to its transport, in order; throws before anything is sent when one cannot go. */
+    private List<Group> groups(List<RdmaAction.Op> ops) {
+        List<Group> groups = new ArrayList<>(1);
+        try {
+            for (RdmaAction.Op op : ops) {
+                Route route = route(op.remote());
+                Group g = groupOf(groups, route.transport);
+                MemorySegment local = op.local();
+                if (!local.scope().isAlive()) {
+                    throw new IllegalStateException("the arena of a local segment was closed before submit");
+                }
+                if (op.type() == TransportOp.OpType.READ_INTO_LOCAL && local.byteSize() != op.remote().size()) {
+                    local = local.asSlice(0, op.remote().size());
+                }
+                g.ops.add(new TransportOp(op.type(), local, localMemory(g, local), route.ref, route.decoded,
+                        op.remote().offset()));
+            }
+            return groups;
+        } catch (RuntimeException | Error e) {
+            groups.forEach(Group::releaseHeld);
+            throw e;
+        }
+    }
+
+    private static Group groupOf(List<Group> groups, OpenTransport t) {
+        for (Group g : groups) {
+            if (g.transport == t) {
+                return g;
+            }
+        }
+        Group g = new Group(t);
+        groups.add(g);
+        return g;
+    }
+
+    /** The prepared local memory for {@code local}: its registration's, or one from the cache. */
+    private LocalMemory localMemory(Group g, MemorySegment local) {
+        LocalMemoryCache cache = g.transport.local();
+        if (cache == null) {
+            return null;
+        }
+        Registration r = table.containing(local);
+        LocalMemory registered = r == null ? null : r.localMemory(g.transport.name());
+        if (registered != null) {
+            return registered;
+        }
+        try {
+            LocalMemoryCache.Entry e = cache.acquire(local);
+            g.held.add(e);
+            return e.memory();
+        } catch (Exception e) {
+            throw new RdmaException(g.transport.name(), "preparing " + local.byteSize() + " bytes of local memory for "
+                    + g.transport.name() + " failed: " + e.getMessage(), e);
+        }
+    }
+
+    private Route route(RdmaRemoteBuffer remote) {
+        Route r = routes.getIfPresent(remote);
+        if (r != null) {
+            return r;
+        }
+        for (OpenTransport t : transports) {
+            if (remote.hasTransport(t.name())) {
+                RemoteBufferRef ref = remote.refFor(t.name());
+                Object decoded;
+                try {
+                    decoded = t.transport().decodeContext(ref);
+                } catch (RuntimeException e) {
+                    throw new IllegalArgumentException("the token's " + t.name() + " context is malformed: " + e.getMessage(), e);
+                }
+                r = new Route(t, ref, decoded);
+                routes.put(remote, r);
+                return r;
+            }
+        }
+        throw new NoCompatibleTransportException("no compatible RDMA transport for buffer: " + remote
+                + " (this manager runs " + names + ")");
+    }
+
+    /** Drops prepared local memory whose segments' arenas were closed. */
+    void sweepLocalMemory() {
+        for (OpenTransport t : transports) {
+            if (t.local() != null) {
+                t.local().sweep();
+            }
+        }
+    }
+}

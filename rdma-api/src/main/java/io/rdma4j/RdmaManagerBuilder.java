@@ -1,0 +1,102 @@
+package io.rdma4j;
+
+import io.rdma4j.spi.NanoClock;
+import io.rdma4j.spi.Setting;
+import io.rdma4j.spi.TransportProvider;
+
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.ServiceLoader;
+import java.util.function.Function;
+
+/**
+ * Configures and starts a manager. Not thread-safe; build once.
+ */
+public final class RdmaManagerBuilder {
+    final Map<String, String> values = new LinkedHashMap<>();
+    List<TransportProvider> providers;
+    NanoClock clock = NanoClock.SYSTEM;
+    Function<String, String> properties = System::getProperty;
+    Function<String, String> environment = System::getenv;
+    boolean keepEndpointOnFailure;
+
+    RdmaManagerBuilder() {
+    }
+
+    /**
+     * When the start fails, leave the control endpoint up answering readiness probes with the
+     * failure (what {@link RdmaManager#shared()} does, so that peers learn why). Package-private: tests.
+     */
+    RdmaManagerBuilder keepEndpointOnFailure() {
+        this.keepEndpointOnFailure = true;
+        return this;
+    }
+
+    /**
+     * Sets a setting by key ({@code rdma.tcp.parallelism}); wins over system properties and the
+     * environment. Unknown keys and invalid values fail {@link #build()}.
+     *
+     * @param key   the setting's key; not {@code null}
+     * @param value the value as text; not {@code null}
+     * @return this builder
+     */
+    public RdmaManagerBuilder set(String key, String value) {
+        values.put(Objects.requireNonNull(key, "key"), Objects.requireNonNull(value, "value"));
+        return this;
+    }
+
+    /**
+     * Sets a typed setting from its text form.
+     *
+     * @param setting the setting
+     * @param value   the value; its {@link String#valueOf(Object)} text is what is parsed
+     * @return this builder
+     */
+    public RdmaManagerBuilder set(Setting<?> setting, Object value) {
+        return set(setting.key(), String.valueOf(value));
+    }
+
+    /**
+     * Uses exactly these providers instead of {@link ServiceLoader} discovery (embedding, tests).
+     *
+     * @param providers the providers, copied; no {@code null} elements
+     * @return this builder
+     */
+    public RdmaManagerBuilder providers(List<? extends TransportProvider> providers) {
+        this.providers = List.copyOf(providers);
+        return this;
+    }
+
+    /** Runs deadlines and the watchdog on {@code clock} (tests). */
+    RdmaManagerBuilder clock(NanoClock clock) {
+        this.clock = Objects.requireNonNull(clock, "clock");
+        return this;
+    }
+
+    /**
+     * Reads neither system properties nor environment variables: only {@link #set} values and
+     * defaults count. For tests and embedders that must not be affected by the process's setup.
+     *
+     * @return this builder
+     */
+    public RdmaManagerBuilder isolated() {
+        this.properties = k -> null;
+        this.environment = k -> null;
+        return this;
+    }
+
+    /**
+     * Starts the manager: resolves and validates every setting, opens the control endpoint,
+     * opens every available transport.
+     *
+     * @return the started manager; the caller owns it and must close it
+     * @throws IllegalArgumentException    listing every invalid setting or unknown key
+     * @throws TransportUnavailableException when no transport is available or none opened
+     * @throws RdmaException               when the control endpoint cannot be opened
+     */
+    public RdmaManager build() {
+        return ManagerStartup.start(this);
+    }
+}

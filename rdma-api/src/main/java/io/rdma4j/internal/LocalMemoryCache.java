@@ -1,0 +1,143 @@
+package io.rdma4j.internal;
+
+import com.github.benmanes.caffeine.cache.Cache;
+import com.github.benmanes.caffeine.cache.Caffeine;
+import com.github.benmanes.caffeine.cache.RemovalCause;
+import io.rdma4j.spi.LocalMemory;
+import io.rdma4j.spi.Transport;
+
+import java.lang.System.Logger.Level;
+import java.lang.foreign.MemorySegment;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * One transport's prepared local memory ({@link Transport#prepareLocal}), cached and bounded.
+ *
+ * <p>Keyed by a segment's address and size. An entry whose segment's arena was closed is never
+ * handed out again: a lookup that finds one replaces it, and {@link #sweep()} drops them all. A
+ * prepared handle is closed exactly once, when it left the cache (evicted, replaced, swept,
+ * cleared) and no op uses it any more.
+ */
+public final class LocalMemoryCache {
+
+    private static final System.Logger LOG = System.getLogger(LocalMemoryCache.class.getName());
+
+    private final Transport transport;
+    private final Cache<Key, Entry> entries;
+
+    private record Key(long address, long size) {
+    }
+
+    /** A cached handle and the ops using it. */
+    public static final class Entry {
+        private final MemorySegment segment;
+        private final LocalMemory memory;
+        /** Users plus one while cached; the handle closes when it reaches zero. */
+        private final AtomicInteger refs = new AtomicInteger(1);
+
+        private Entry(MemorySegment segment, LocalMemory memory) {
+            this.segment = segment;
+            this.memory = memory;
+        }
+
+        /** The prepared handle; valid until {@link #release()}. */
+        public LocalMemory memory() {
+            return memory;
+        }
+
+        private boolean acquire() {
+            while (true) {
+                int n = refs.get();
+                if (n == 0) {
+                    return false;
+                }
+                if (refs.compareAndSet(n, n + 1)) {
+                    return true;
+                }
+            }
+        }
+
+        /** Ends one use (or the cache's own reference); the last one closes the handle. */
+        public void release() {
+            if (refs.decrementAndGet() == 0) {
+                try {
+                    memory.close();
+                } catch (RuntimeException e) {
+                    LOG.log(Level.WARNING, "closing prepared local memory failed", e);
+                }
+            }
+        }
+    }
+
+    /**
+     * An empty cache.
+     *
+     * @param transport  the transport whose {@link Transport#prepareLocal} fills it
+     * @param maxEntries the most handles kept; more evict the least recently used
+     */
+    public LocalMemoryCache(Transport transport, long maxEntries) {
+        this.transport = transport;
+        this.entries = Caffeine.newBuilder()
+                .maximumSize(maxEntries)
+                .executor(Runnable::run)
+                .removalListener((Key k, Entry e, RemovalCause cause) -> {
+                    if (e != null) {
+                        e.release();
+                    }
+                })
+                .build();
+    }
+
+    /**
+     * The prepared handle for {@code segment}, preparing it on first use; the caller must
+     * {@link Entry#release()} it once the op completed.
+     *
+     * @param segment a caller's native, shared, alive segment
+     * @return the acquired entry
+     * @throws Exception what {@link Transport#prepareLocal} threw
+     */
+    public Entry acquire(MemorySegment segment) throws Exception {
+        Key key = new Key(segment.address(), segment.byteSize());
+        while (true) {
+            Entry e = entries.getIfPresent(key);
+            if (e != null && !e.segment.scope().isAlive()) {
+                entries.asMap().remove(key, e);
+                e = null;
+            }
+            if (e == null) {
+                LocalMemory prepared = transport.prepareLocal(segment);
+                if (prepared == null) {
+                    throw new IllegalStateException(transport.name() + " says it prepares local memory but prepared none");
+                }
+                Entry fresh = new Entry(segment, prepared);
+                Entry raced = entries.asMap().putIfAbsent(key, fresh);
+                if (raced != null) {
+                    fresh.release(); // another thread prepared the same memory first: use theirs
+                    e = raced;
+                } else {
+                    e = fresh;
+                }
+            }
+            if (e.acquire()) {
+                return e;
+            }
+        }
+    }
+
+    /** Drops every entry whose segment's arena was closed. */
+    public void sweep() {
+        entries.asMap().entrySet().removeIf(en -> !en.getValue().segment.scope().isAlive());
+    }
+
+    /** How many handles are cached. */
+    public long size() {
+        entries.cleanUp();
+        return entries.estimatedSize();
+    }
+
+    /** Drops every entry (handles in use close when their last op ends). */
+    public void clear() {
+        entries.invalidateAll();
+        entries.cleanUp();
+    }
+}
