@@ -89,7 +89,7 @@ final class Transports {
      * Builds the manager; when {@code --transport} names a transport that cannot run here, says so.
      *
      * @throws IllegalStateException naming the transport and the reason, when it is requested and cannot run
-     * @throws RuntimeException      what {@link RdmaManager.Builder#build()} throws otherwise
+     * @throws RuntimeException      what {@link RdmaManagerBuilder#build()} throws otherwise
      */
     static RdmaManager start(Configured configured, CommonOptions options) {
         try {
