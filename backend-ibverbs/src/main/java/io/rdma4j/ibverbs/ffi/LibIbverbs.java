@@ -138,17 +138,9 @@ public final class LibIbverbs {
         }
     }
 
-    /** {@code " (Function not implemented)"} from libc's {@code strerror}, or "" if that fails. */
+    /** {@code " (Function not implemented)"}: libc's text for the errno. */
     private static String describeErrno(int errno) {
-        try {
-            Linker linker = Linker.nativeLinker();
-            MemorySegment strerror = linker.defaultLookup().find("strerror").orElseThrow();
-            MethodHandle h = linker.downcallHandle(strerror, FunctionDescriptor.of(ADDRESS, JAVA_INT));
-            MemorySegment text = (MemorySegment) h.invokeExact(errno);
-            return text.address() == 0 ? "" : " (" + text.reinterpret(1024).getString(0) + ")";
-        } catch (Throwable t) {
-            return "";
-        }
+        return " (" + Libc.strerror(errno) + ")";
     }
 
     /**

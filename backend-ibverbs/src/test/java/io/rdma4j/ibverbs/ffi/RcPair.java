@@ -41,7 +41,7 @@ final class RcPair implements AutoCloseable {
                 pd = context.allocateProtectionDomain();
                 channel = withChannel ? context.createCompletionChannel() : null;
                 cq = context.createCompletionQueue(depth, channel);
-                qp = pd.createReliableConnectedQueuePair(new QueuePairInit(cq, cq, depth, 1, 1, 1));
+                qp = pd.createReliableConnectedQueuePair(new QueuePairInit(cq, cq, depth, 4, 2, 2));
             } catch (RuntimeException e) {
                 context.close();
                 throw e;
