@@ -87,15 +87,24 @@ final class PeerProcess implements AutoCloseable {
 
     /** Sends one command and returns its answer line. */
     String command(String line) throws IOException, InterruptedException {
+        return command(line, TcpTesting.SAFETY);
+    }
+
+    /** Sends one command and returns its answer line, which may take up to {@code wait}. */
+    String command(String line, java.time.Duration wait) throws IOException, InterruptedException {
         stdin.write(line + "\n");
         stdin.flush();
-        return nextLine();
+        return nextLine(wait);
     }
 
     private String nextLine() throws InterruptedException {
-        String l = lines.poll(TcpTesting.SAFETY.toSeconds(), TimeUnit.SECONDS);
+        return nextLine(TcpTesting.SAFETY);
+    }
+
+    private String nextLine(java.time.Duration wait) throws InterruptedException {
+        String l = lines.poll(wait.toMillis(), TimeUnit.MILLISECONDS);
         if (l == null) {
-            throw new AssertionError("peer " + process.pid() + " gave no answer within " + TcpTesting.SAFETY + "\n" + logText());
+            throw new AssertionError("peer " + process.pid() + " gave no answer within " + wait + "\n" + logText());
         }
         if (l.equals(END)) {
             throw new AssertionError("peer " + process.pid() + " exited\n" + logText());

@@ -22,6 +22,9 @@ import java.util.HexFormat;
  * crc                     -> CRC &lt;crc32 of the own buffer, hex&gt;
  * write &lt;token&gt; &lt;seed&gt;    -> OK | ERR &lt;message&gt;   (writes a pattern of the token's size into it)
  * readcrc &lt;token&gt;         -> CRC &lt;crc32&gt; | ERR &lt;message&gt;   (reads the remote buffer)
+ * alloc &lt;n&gt; &lt;max&gt; &lt;seed&gt;  -> TOKENS &lt;token&gt;,...   (allocates n more buffers of 1..max bytes)
+ * soak &lt;seconds&gt; &lt;threads&gt; &lt;seed&gt; &lt;token&gt;,...
+ *                         -> SOAK ops=.. corruptions=.. lost=.. ...   ({@link SoakClient} on those buffers)
  * exit                    -> closes the manager and exits 0
  * </pre>
  * Logging goes to stderr; stdout carries only these lines.
@@ -72,6 +75,21 @@ public final class TcpPeerMain {
                             MemorySegment local = arena.allocate(remote.size(), 8);
                             manager.read(remote, local, TIMEOUT).join();
                             yield "CRC " + Long.toHexString(Patterns.crc(local));
+                        }
+                        case "alloc" -> {
+                            java.util.Random random = new java.util.Random(Long.parseLong(words[3]));
+                            java.util.List<String> tokens = new java.util.ArrayList<>();
+                            for (int i = 0; i < Integer.parseInt(words[1]); i++) {
+                                long bytes = 1 + random.nextInt(Integer.parseInt(words[2]));
+                                tokens.add(HEX.formatHex(manager.allocate(bytes).join().remote().toBytes()));
+                            }
+                            yield "TOKENS " + String.join(",", tokens);
+                        }
+                        case "soak" -> {
+                            java.util.List<RdmaRemoteBuffer> remotes = java.util.Arrays.stream(words[4].split(","))
+                                    .map(h -> RdmaRemoteBuffer.fromBytes(HEX.parseHex(h))).toList();
+                            yield new SoakClient(manager, remotes, Integer.parseInt(words[2]), Long.parseLong(words[3]))
+                                    .run(Duration.ofSeconds(Long.parseLong(words[1]))).line();
                         }
                         case "exit" -> null;
                         default -> "ERR unknown command " + words[0];
