@@ -34,7 +34,8 @@ import java.util.concurrent.TimeoutException;
  * thread-safe; one run per process.
  */
 @Command(name = "rdma-perf", mixinStandardHelpOptions = true, versionProvider = RdmaPerf.Version.class,
-        sortOptions = false, usageHelpAutoWidth = true,
+        sortOptions = false, usageHelpAutoWidth = true, descriptionHeading = "%n",
+        optionListHeading = "%nOptions:%n", commandListHeading = "%nCommands:%n",
         description = {"Measures RDMA reads and writes between two rdma4j managers: bandwidth (MB/s = 10^6 bytes/s), "
                 + "message rate, and the latency of each action (average, p50, p99, p99.9, standard deviation, in us; "
                 + "recorded with HdrHistogram).",
@@ -142,7 +143,8 @@ public final class RdmaPerf implements Callable<Integer> {
     }
 
     /** {@code rdma-perf run}: the same as no command; with {@code --peer}, against a server elsewhere. */
-    @Command(name = "run", mixinStandardHelpOptions = true, sortOptions = false, usageHelpAutoWidth = true,
+    @Command(name = "run", mixinStandardHelpOptions = true, versionProvider = RdmaPerf.Version.class, sortOptions = false, usageHelpAutoWidth = true, descriptionHeading = "%n",
+        optionListHeading = "%nOptions:%n", commandListHeading = "%nCommands:%n",
             description = {"Measures against `rdma-perf serve`: the one at --peer HOST:PORT, or, without --peer, one "
                     + "started in a second JVM on this machine."},
             footer = {"", "Exit codes: 0 success, 1 the measurement failed, 2 bad command line."})
@@ -169,7 +171,8 @@ public final class RdmaPerf implements Callable<Integer> {
     }
 
     /** {@code rdma-perf serve}: prints its endpoint, then serves buffers to clients. */
-    @Command(name = "serve", mixinStandardHelpOptions = true, sortOptions = false, usageHelpAutoWidth = true,
+    @Command(name = "serve", mixinStandardHelpOptions = true, versionProvider = RdmaPerf.Version.class, sortOptions = false, usageHelpAutoWidth = true, descriptionHeading = "%n",
+        optionListHeading = "%nOptions:%n", commandListHeading = "%nCommands:%n",
             description = {"Starts a manager and waits for `rdma-perf run --peer HOST:PORT` clients, handing each the "
                     + "buffers it measures against, until killed. The first line printed names HOST:PORT.",
                     "",
