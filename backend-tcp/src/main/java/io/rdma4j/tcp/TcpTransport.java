@@ -12,21 +12,13 @@ import io.rdma4j.spi.RemoteBufferRef;
 import io.rdma4j.spi.Settings;
 import io.rdma4j.spi.TransportException;
 import io.rdma4j.spi.TransportException.Kind;
-import io.rdma4j.spi.ErrorCode;
 import io.rdma4j.spi.Registered;
 
-import java.io.EOFException;
 import java.io.IOException;
 import java.lang.System.Logger.Level;
 import java.lang.foreign.MemorySegment;
 import java.math.BigDecimal;
-import java.net.ConnectException;
-import java.net.SocketTimeoutException;
-import java.net.UnknownHostException;
-import java.nio.ByteBuffer;
-import java.nio.channels.ClosedChannelException;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Objects;
@@ -35,7 +27,6 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * The TCP transport serving one manager: a data endpoint for peers' requests, and a pool of
@@ -60,7 +51,7 @@ final class TcpTransport implements Transport {
     private final Watchdog watchdog;
     private final TcpDataServer server;
     private final TcpConnectionPool pool;
-    private final Set<CompletableFuture<Void>> inFlight = ConcurrentHashMap.newKeySet();
+    private final Set<TcpSubmission> inFlight = ConcurrentHashMap.newKeySet();
     private final AtomicLong submitSeq = new AtomicLong();
     private final AtomicBoolean closed = new AtomicBoolean();
     private volatile boolean closing;
@@ -154,7 +145,7 @@ final class TcpTransport implements Transport {
             return CompletableFuture.completedFuture(null);
         }
         Duration budget = deadline.remaining();
-        CompletableFuture<Void> result = new CompletableFuture<>();
+        TcpSubmission result = new TcpSubmission();
         inFlight.add(result);
         if (closing) { // close() may have missed it: it reads inFlight after setting closing
             inFlight.remove(result);
@@ -162,14 +153,10 @@ final class TcpTransport implements Transport {
             return result;
         }
         try {
-            threads.start("rdma4j-tcp-submit-" + submitSeq.incrementAndGet(), () -> runBatch(batch, deadline, budget),
+            threads.start("rdma4j-tcp-submit-" + submitSeq.incrementAndGet(), () -> runBatch(batch, deadline, budget, result),
                     failure -> {
                         inFlight.remove(result);
-                        if (failure == null) {
-                            result.complete(null);
-                        } else {
-                            result.completeExceptionally(asTransportFailure(failure));
-                        }
+                        result.finish(failure == null ? null : asTransportFailure(failure));
                     });
         } catch (RuntimeException | OutOfMemoryError e) {
             inFlight.remove(result);
@@ -193,13 +180,16 @@ final class TcpTransport implements Transport {
             return;
         }
         Duration budget = deadline.remaining();
-        CompletableFuture<Void> result = new CompletableFuture<>();
+        TcpSubmission result = new TcpSubmission();
         inFlight.add(result);
         try {
             if (closing) {
                 throw closedError();
             }
-            runBatch(batch, deadline, budget);
+            runBatch(batch, deadline, budget, result);
+            if (result.isAborted()) {
+                throw closedError(); // only close() aborts it: this future is nobody else's
+            }
             result.complete(null);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
@@ -224,13 +214,14 @@ final class TcpTransport implements Transport {
         return new TransportException(Kind.INTERNAL, "tcp transfer failed: " + failure, failure);
     }
 
-    private void runBatch(List<TransportOp> batch, Deadline deadline, Duration budget) throws InterruptedException {
+    private void runBatch(List<TransportOp> batch, Deadline deadline, Duration budget, TcpSubmission submission)
+            throws InterruptedException {
         for (int i = 0; i < batch.size(); i++) {
             String where = batch.size() == 1 ? "" : " (op " + (i + 1) + " of " + batch.size() + ")";
             TransportOp op = batch.get(i);
             boolean read = op.type() == TransportOp.OpType.READ_INTO_LOCAL;
             Target target = op.remoteContext() instanceof Target t ? t : decodeContext(op.remote());
-            new Transfer(op, read, target, deadline, budget, where).run();
+            new TcpTransfer(this, op, read, target, deadline, budget, where, submission).run();
         }
     }
 
@@ -247,7 +238,8 @@ final class TcpTransport implements Transport {
         closing = true;
         server.close();
         pool.close();
-        for (CompletableFuture<Void> f : inFlight) {
+        for (TcpSubmission f : inFlight) {
+            f.abort(); // after it, nothing writes into the caller's memory
             f.completeExceptionally(closedError());
         }
         List<String> running = threads.awaitAll(CLOSE_WAIT);
@@ -258,7 +250,30 @@ final class TcpTransport implements Transport {
         }
     }
 
-    private TransportException closedError() {
+    // ------------------------------------------------------------------ for transfers
+
+    long chunkBytes() {
+        return chunkBytes;
+    }
+
+    int parallelism() {
+        return parallelism;
+    }
+
+    TcpThreads threads() {
+        return threads;
+    }
+
+    Watchdog watchdog() {
+        return watchdog;
+    }
+
+    /** Whether {@link #close()} began. */
+    boolean isClosing() {
+        return closing;
+    }
+
+    TransportException closedError() {
         return new TransportException(Kind.INTERNAL, "tcp transport on " + dataEndpoint
                 + " was closed while the transfer was in flight (or before it started)");
     }
@@ -296,194 +311,5 @@ final class TcpTransport implements Transport {
             return (millis < 10 ? d.toMillis() : millis) + "ms";
         }
         return BigDecimal.valueOf(millis, 3).stripTrailingZeros().toPlainString() + "s";
-    }
-
-    // ------------------------------------------------------------------ one op
-
-    /** One op: its chunks, shared out among up to {@code parallelism} workers. */
-    private final class Transfer {
-        private final boolean read;
-        private final MemorySegment local;
-        private final long bufferId;
-        private final byte[] accessKey;
-        private final byte[] incarnation;
-        private final long remoteOffset;
-        private final Endpoint peer;
-        private final Deadline deadline;
-        private final Duration budget;
-        private final String where;
-        private final long total;
-        private final long chunks;
-        private final AtomicLong nextChunk = new AtomicLong();
-        private final AtomicReference<TransportException> failure = new AtomicReference<>();
-
-        Transfer(TransportOp op, boolean read, Target target, Deadline deadline, Duration budget, String where) {
-            this.read = read;
-            this.local = op.local();
-            this.bufferId = target.bufferId();
-            this.accessKey = target.accessKey();
-            this.incarnation = target.incarnation();
-            this.remoteOffset = op.remoteOffset();
-            this.peer = target.peer();
-            this.deadline = deadline;
-            this.budget = budget;
-            this.where = where;
-            this.total = op.length();
-            this.chunks = total <= 0 ? 0 : (total - 1) / chunkBytes + 1;
-        }
-
-        String label() {
-            return read ? "tcp read of buffer " + bufferId + " from " + peer
-                    : "tcp write of buffer " + bufferId + " to " + peer;
-        }
-
-        void run() throws InterruptedException {
-            if (chunks == 0) {
-                return;
-            }
-            if (!local.isAccessibleBy(Thread.currentThread())) {
-                throw new TransportException(Kind.LOCAL_ACCESS, label() + ": the local segment is confined to another "
-                        + "thread; transports work on their own threads, so allocate it from a shared or global arena"
-                        + where);
-            }
-            if (deadline.isExpired()) {
-                throw timeout(null);
-            }
-            int workers = (int) Math.min(parallelism, chunks);
-            List<TcpThreads.Task> helpers = new ArrayList<>(workers - 1);
-            String name = Thread.currentThread().getName();
-            for (int w = 1; w < workers; w++) {
-                try {
-                    helpers.add(threads.start(name + "-worker-" + w, this::work, TcpThreads.IGNORE));
-                } catch (RuntimeException | OutOfMemoryError e) {
-                    // Fewer workers only means less parallelism: the chunks are shared out dynamically.
-                    LOG.log(Level.WARNING, label() + ": cannot start worker " + w + ", continuing with " + w + ": " + e);
-                    break;
-                }
-            }
-            work();
-            for (TcpThreads.Task helper : helpers) {
-                helper.join();
-            }
-            TransportException f = failure.get();
-            if (f != null) {
-                throw f;
-            }
-        }
-
-        /** Takes chunks until none is left or a worker failed; runs on its own connection. */
-        private void work() {
-            TcpConnection connection = null;
-            Watchdog.Guard guard = null;
-            boolean keep = false;
-            try {
-                boolean exchanged = false;
-                long index;
-                while (failure.get() == null && (index = nextChunk.getAndIncrement()) < chunks) {
-                    long offset = index * chunkBytes;
-                    int length = (int) Math.min(chunkBytes, total - offset);
-                    if (deadline.isExpired()) {
-                        throw timeout(null);
-                    }
-                    if (connection == null) {
-                        connection = pool.acquire(peer, deadline, true);
-                        guard = arm(connection);
-                    }
-                    try {
-                        exchange(connection, offset, length);
-                    } catch (IOException e) {
-                        if (exchanged || !connection.isReused() || connection.isExpired() || closing) {
-                            throw e;
-                        }
-                        // A pooled connection may have gone stale while idle (peer restarted, closed
-                        // it): retry this chunk once on a new connection. Chunks are idempotent.
-                        LOG.log(Level.DEBUG, () -> label() + ": pooled connection failed (" + e + "), reconnecting");
-                        guard.close();
-                        pool.discard(connection);
-                        connection = null;
-                        connection = pool.acquire(peer, deadline, false);
-                        guard = arm(connection);
-                        exchange(connection, offset, length);
-                    }
-                    exchanged = true;
-                }
-                keep = true;
-            } catch (TcpRefusedException refused) {
-                keep = TcpProtocol.isAccessRefusal(refused.code()); // the connection is still in step
-                fail(refusal(refused));
-            } catch (IOException e) {
-                fail(ioFailure(e, connection));
-            } catch (TransportException e) {
-                fail(e);
-            } catch (IllegalStateException | WrongThreadException e) {
-                fail(new TransportException(Kind.LOCAL_ACCESS, label() + " failed: the local memory is no longer "
-                        + "accessible (" + e.getMessage() + ")" + where, e));
-            } catch (RuntimeException | Error e) {
-                // Never let a worker die silently: its chunk would be missing from a "successful" transfer.
-                fail(new TransportException(Kind.INTERNAL, label() + " failed: " + e + where, e));
-            } finally {
-                boolean disarmed = guard == null || guard.disarm();
-                if (connection != null) {
-                    if (keep && disarmed && !connection.isExpired() && !closing) {
-                        pool.giveBack(connection);
-                    } else {
-                        pool.discard(connection);
-                    }
-                }
-            }
-        }
-
-        private Watchdog.Guard arm(TcpConnection connection) {
-            return watchdog.arm(deadline, connection::expire);
-        }
-
-        /** Moves one chunk straight between the socket and the local segment. */
-        private void exchange(TcpConnection connection, long offset, int length) throws IOException, TcpRefusedException {
-            ByteBuffer view = local.asSlice(offset, length).asByteBuffer();
-            if (read) {
-                connection.read(bufferId, accessKey, incarnation, remoteOffset + offset, view);
-            } else {
-                connection.write(bufferId, accessKey, incarnation, remoteOffset + offset, view);
-            }
-        }
-
-        private void fail(TransportException e) {
-            failure.compareAndSet(null, e);
-        }
-
-        private TransportException timeout(Throwable cause) {
-            return new TransportException(Kind.TIMEOUT, label() + " timed out after " + format(budget) + where, cause);
-        }
-
-        private TransportException refusal(TcpRefusedException refused) {
-            String text = label() + " refused by the owner: " + refused.getMessage() + where;
-            return new TransportException(ErrorCode.fromWire(refused.code()).kind(), text, refused);
-        }
-
-        private TransportException ioFailure(IOException e, TcpConnection connection) {
-            if ((connection != null && connection.isExpired()) || e instanceof SocketTimeoutException
-                    || deadline.isExpired()) {
-                return timeout(e);
-            }
-            if (closing) {
-                return closedError();
-            }
-            if (e instanceof TcpProtocolException) {
-                return new TransportException(Kind.PROTOCOL, label() + " failed: " + e.getMessage() + where, e);
-            }
-            String why;
-            if (e instanceof ConnectException) {
-                why = "cannot connect (" + e.getMessage() + ")";
-            } else if (e instanceof UnknownHostException) {
-                why = e.getMessage();
-            } else if (e instanceof EOFException) {
-                why = "connection closed by peer";
-            } else if (e instanceof ClosedChannelException) {
-                why = "connection closed";
-            } else {
-                why = e.getMessage() == null ? e.toString() : e.getMessage();
-            }
-            return new TransportException(Kind.PEER_UNREACHABLE, label() + " failed: " + why + where, e);
-        }
     }
 }

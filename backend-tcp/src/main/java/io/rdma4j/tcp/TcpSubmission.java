@@ -1,0 +1,109 @@
+package io.rdma4j.tcp;
+
+import java.nio.channels.ClosedChannelException;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * The future of one submit, and what stops its transfers: the connections its workers are
+ * exchanging on right now.
+ *
+ * <p>The guarantee it gives: once {@link #abort()} returned, and so once {@link #cancel} returned,
+ * no worker of this submit is inside an exchange, and none starts one, so no byte reaches the
+ * caller's local memory any more. Closing a blocking channel wakes a thread blocked on it but does
+ * not wait for it to leave the system call, so {@code abort()} waits for every exchange to end
+ * (each ends promptly: its connection is closed under it).
+ *
+ * <p>Workers bracket each exchange with {@link #enter} and {@link #exit}; a connection that was
+ * inside an exchange when the submit was aborted is closed, so its worker discards it.
+ */
+final class TcpSubmission extends CompletableFuture<Void> {
+
+    private static final long RECHECK_MILLIS = 10;
+
+    private final Set<TcpConnection> exchanging = ConcurrentHashMap.newKeySet();
+    private volatile boolean aborted;
+
+    /**
+     * Registers an exchange about to start on {@code connection}.
+     *
+     * @throws ClosedChannelException when the submit was aborted: the exchange must not start (the
+     *                                connection is closed)
+     */
+    void enter(TcpConnection connection) throws ClosedChannelException {
+        exchanging.add(connection);
+        // abort() sets the flag before it looks at `exchanging`: one of the two sees the other.
+        if (aborted) {
+            exit(connection);
+            connection.close();
+            throw new ClosedChannelException();
+        }
+    }
+
+    /** The exchange on {@code connection} ended, normally or not. */
+    void exit(TcpConnection connection) {
+        synchronized (exchanging) {
+            exchanging.remove(connection);
+            exchanging.notifyAll();
+        }
+    }
+
+    /** Whether {@link #abort()} was called: workers stop taking chunks and ops. */
+    boolean isAborted() {
+        return aborted;
+    }
+
+    /**
+     * Stops every transfer of this submit: closes the connections in use and waits until no worker
+     * is inside an exchange any more. Idempotent; returns at once when nothing is running.
+     */
+    void abort() {
+        aborted = true;
+        boolean interrupted = false;
+        synchronized (exchanging) {
+            while (!exchanging.isEmpty()) {
+                // Again on every round: a worker that entered while we iterated is closed next time.
+                for (TcpConnection c : exchanging) {
+                    c.close();
+                }
+                try {
+                    exchanging.wait(RECHECK_MILLIS);
+                } catch (InterruptedException e) {
+                    interrupted = true; // finish the wait: the guarantee matters more
+                }
+            }
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /**
+     * Completes the future with the submit's outcome ({@code failure} or, when {@code null},
+     * success), unless the submit was aborted: then whoever aborted it completes it.
+     */
+    void finish(Throwable failure) {
+        if (aborted) {
+            return;
+        }
+        if (failure == null) {
+            complete(null);
+        } else {
+            completeExceptionally(failure);
+        }
+    }
+
+    /**
+     * Stops the submit's transfers (see {@link #abort()}), closing their connections, then
+     * completes this future as cancelled.
+     */
+    @Override
+    public boolean cancel(boolean mayInterruptIfRunning) {
+        if (isDone()) {
+            return isCancelled();
+        }
+        abort();
+        return super.cancel(mayInterruptIfRunning);
+    }
+}
