@@ -9,8 +9,8 @@ import java.util.concurrent.ConcurrentHashMap;
  * The future of one submit, and what stops its transfers: the connections its workers are
  * exchanging on right now.
  *
- * <p>The guarantee it gives: once {@link #abort()} returned, and so once {@link #cancel} returned,
- * no worker of this submit is inside an exchange, and none starts one, so no byte reaches the
+ * <p>The guarantee it gives: once {@link #abort()} returned, and so once {@link #cancel} or
+ * {@link #completeExceptionally} returned, no worker of this submit is inside an exchange, and none starts one, so no byte reaches the
  * caller's local memory any more. Closing a blocking channel wakes a thread blocked on it but does
  * not wait for it to leave the system call, so {@code abort()} waits for every exchange to end
  * (each ends promptly: its connection is closed under it).
@@ -90,8 +90,21 @@ final class TcpSubmission extends CompletableFuture<Void> {
         if (failure == null) {
             complete(null);
         } else {
-            completeExceptionally(failure);
+            super.completeExceptionally(failure); // the transfers already ended
         }
+    }
+
+    /**
+     * Stops the submit's transfers (see {@link #abort()}) unless it already ended, then completes
+     * this future with {@code failure}. Whoever completes the future (the manager's watchdog, for
+     * one) thereby stops the transfers: nothing writes into the caller's memory afterwards.
+     */
+    @Override
+    public boolean completeExceptionally(Throwable failure) {
+        if (!isDone()) {
+            abort();
+        }
+        return super.completeExceptionally(failure);
     }
 
     /**

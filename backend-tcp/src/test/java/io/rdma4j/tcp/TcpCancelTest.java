@@ -94,6 +94,24 @@ class TcpCancelTest {
     }
 
     @Test
+    void failingTheFutureFromOutside_stopsTheTransferAsCancelDoes() throws Exception {
+        try (SlowPeer slow = new SlowPeer()) {
+            RemoteBufferRef ref = TestTokens.pointingAt(someToken, slow.endpoint()).refFor("tcp");
+            CompletableFuture<Void> transfer = requester.transport().submit(
+                    List.of(TransportOp.of(TransportOp.OpType.READ_INTO_LOCAL, local, ref)), Deadline.after(SAFETY));
+            slow.awaitRequest();
+
+            // What the manager's watchdog does to a transport that overran its deadline.
+            assertTrue(transfer.completeExceptionally(new IllegalStateException("given up by the manager")));
+
+            assertTrue(slow.closedByRequester(), "the abandoned transfer's connection stayed open");
+            slow.answer();
+            assertNoTransferRunning();
+            assertUntouched();
+        }
+    }
+
+    @Test
     void read_fromPeerTricklingItsReply_endsAtItsDeadline() throws Exception {
         try (SlowPeer slow = new SlowPeer()) {
             RdmaRemoteBuffer token = TestTokens.pointingAt(someToken, slow.endpoint());
