@@ -10,7 +10,6 @@ import java.net.StandardSocketOptions;
 import java.net.UnknownHostException;
 import java.nio.ByteBuffer;
 import java.nio.channels.SocketChannel;
-import java.nio.charset.StandardCharsets;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
@@ -87,10 +86,7 @@ final class TcpConnection implements AutoCloseable {
         } finally {
             gather[1] = null;
         }
-        int bodyLength = readReplyPreamble(TcpProtocol.OK);
-        if (bodyLength != 0) {
-            throw new TcpProtocolException("OK reply to a WRITE has a " + bodyLength + "-byte body");
-        }
+        readReplyPreamble(TcpProtocol.OK); // an OK reply has no body
     }
 
     /**
@@ -123,44 +119,18 @@ final class TcpConnection implements AutoCloseable {
     private int readReplyPreamble(int expected) throws IOException, TcpRefusedException {
         reply.clear();
         TcpProtocol.readFully(channel, reply);
-        reply.flip();
-        int magic = reply.getShort() & 0xffff;
-        int version = reply.get() & 0xff;
-        int type = reply.get() & 0xff;
-        long bodyLength = reply.getInt() & 0xffffffffL;
-        if (magic != TcpProtocol.MAGIC || version != TcpProtocol.VERSION) {
-            throw new TcpProtocolException("peer " + peer + " is not a TCP data endpoint of this protocol (magic 0x"
-                    + Integer.toHexString(magic) + ", version " + version + ")");
+        int bodyLength;
+        try {
+            bodyLength = TcpProtocol.replyBodyLength(reply, expected);
+        } catch (TcpProtocolException e) {
+            throw new TcpProtocolException("peer " + peer + ": " + e.getMessage());
         }
-        if (type == TcpProtocol.ERROR) {
-            throw readError(bodyLength);
+        if (reply.get(3) == TcpProtocol.ERROR) {
+            ByteBuffer body = ByteBuffer.allocate(bodyLength); // error path only
+            TcpProtocol.readFully(channel, body);
+            throw TcpProtocol.decodeError(body.flip());
         }
-        if (type != expected) {
-            throw new TcpProtocolException("expected a " + TcpProtocol.typeName(expected) + " reply, got "
-                    + TcpProtocol.typeName(type));
-        }
-        if (bodyLength > TcpProtocol.MAX_CHUNK_BYTES) {
-            throw new TcpProtocolException("reply body of " + bodyLength + " bytes exceeds the "
-                    + TcpProtocol.MAX_CHUNK_BYTES + "-byte cap");
-        }
-        return (int) bodyLength;
-    }
-
-    private TcpRefusedException readError(long bodyLength) throws IOException {
-        if (bodyLength < 3 || bodyLength > 3 + TcpProtocol.MAX_ERROR_TEXT_BYTES) {
-            throw new TcpProtocolException("ERROR reply has a malformed " + bodyLength + "-byte body");
-        }
-        ByteBuffer body = ByteBuffer.allocate((int) bodyLength); // error path only
-        TcpProtocol.readFully(channel, body);
-        body.flip();
-        int code = body.get() & 0xff;
-        int textLength = body.getShort() & 0xffff;
-        if (textLength != body.remaining()) {
-            throw new TcpProtocolException("ERROR reply announces " + textLength + " bytes of text, carries "
-                    + body.remaining());
-        }
-        String text = StandardCharsets.UTF_8.decode(body).toString();
-        return new TcpRefusedException(code, text);
+        return bodyLength;
     }
 
     /** Marks the connection reused from the pool (set by the pool at checkout). */

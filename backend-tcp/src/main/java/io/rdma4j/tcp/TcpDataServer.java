@@ -226,23 +226,10 @@ final class TcpDataServer implements AutoCloseable {
                             + header.position() + " byte(s) of a request");
                 }
             }
-            int magic = header.getShort(0) & 0xffff;
-            int version = header.get(2) & 0xff;
-            int type = header.get(3) & 0xff;
-            long bodyLength = header.getInt(4) & 0xffffffffL;
-            if (magic != TcpProtocol.MAGIC) {
-                malformed("bad magic 0x" + Integer.toHexString(magic));
-            }
-            if (version != TcpProtocol.VERSION) {
-                malformed("unsupported protocol version " + version + " (this side speaks " + TcpProtocol.VERSION + ")");
-            }
-            if (type != TcpProtocol.WRITE && type != TcpProtocol.READ) {
-                malformed("unknown request type " + TcpProtocol.typeName(type));
-            }
-            long maxBody = TcpProtocol.REQUEST_FIXED_BYTES + (long) TcpProtocol.MAX_CHUNK_BYTES;
-            if (bodyLength < TcpProtocol.REQUEST_FIXED_BYTES || bodyLength > maxBody) {
-                malformed("request body of " + bodyLength + " bytes (allowed: " + TcpProtocol.REQUEST_FIXED_BYTES
-                        + ".." + maxBody + ")");
+            try {
+                TcpProtocol.requestBodyLength(header);
+            } catch (TcpProtocolException e) {
+                malformed(e.getMessage());
             }
             while (header.hasRemaining()) {
                 if (ch.read(header) < 0) {
@@ -250,23 +237,19 @@ final class TcpDataServer implements AutoCloseable {
                             + header.position() + " byte(s) of a request header");
                 }
             }
-            long bufferId = header.getLong(8);
-            header.get(16, key);
-            header.get(32, incarnation);
-            long offset = header.getLong(48);
-            long length = header.getLong(56);
-            if (type == TcpProtocol.WRITE) {
-                if (length != bodyLength - TcpProtocol.REQUEST_FIXED_BYTES) {
-                    malformed("WRITE announces " + length + " payload bytes in a " + bodyLength + "-byte body");
-                }
-                serveWrite(bufferId, offset, (int) length);
+            int length = 0;
+            try {
+                length = TcpProtocol.requestLength(header);
+            } catch (TcpProtocolException e) {
+                malformed(e.getMessage());
+            }
+            long bufferId = header.getLong(TcpProtocol.ID_AT);
+            header.get(TcpProtocol.KEY_AT, key);
+            header.get(TcpProtocol.INCARNATION_AT, incarnation);
+            long offset = header.getLong(TcpProtocol.OFFSET_AT);
+            if (header.get(3) == TcpProtocol.WRITE) {
+                serveWrite(bufferId, offset, length);
             } else {
-                if (bodyLength != TcpProtocol.REQUEST_FIXED_BYTES) {
-                    malformed("READ with a " + bodyLength + "-byte body (must be " + TcpProtocol.REQUEST_FIXED_BYTES + ")");
-                }
-                if (length > TcpProtocol.MAX_CHUNK_BYTES) {
-                    malformed("READ of " + length + " bytes, more than the " + TcpProtocol.MAX_CHUNK_BYTES + "-byte chunk cap");
-                }
                 serveRead(bufferId, offset, length);
             }
         }

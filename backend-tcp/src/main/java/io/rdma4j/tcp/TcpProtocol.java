@@ -64,6 +64,13 @@ final class TcpProtocol {
     /** Bytes of an owner incarnation in a request. */
     static final int INCARNATION_BYTES = RegistrationLookup.INCARNATION_BYTES;
 
+    /** Where each field of a request header starts. */
+    static final int ID_AT = 8;
+    static final int KEY_AT = 16;
+    static final int INCARNATION_AT = 32;
+    static final int OFFSET_AT = 48;
+    static final int LENGTH_AT = 56;
+
     /** ERROR code of a refusal that leaves the connection usable (the request was well formed). */
     static boolean isAccessRefusal(int code) {
         return code != ErrorCode.BAD_REQUEST.wire() && ErrorCode.fromWire(code).kind() != TransportException.Kind.REMOTE_FAILURE;
@@ -83,6 +90,115 @@ final class TcpProtocol {
     /** Puts a preamble at the buffer's position. */
     static void putPreamble(ByteBuffer b, int type, int bodyLength) {
         b.putShort((short) MAGIC).put((byte) VERSION).put((byte) type).putInt(bodyLength);
+    }
+
+    // ------------------------------------------------------------------ decoders
+    // Total and allocation-free on the good path: each returns or throws TcpProtocolException.
+
+    /**
+     * Checks a request preamble: the first {@link #PREAMBLE_BYTES} of {@code header}, read at
+     * absolute positions.
+     *
+     * @return the body length, between {@link #REQUEST_FIXED_BYTES} and that plus {@link #MAX_CHUNK_BYTES}
+     * @throws TcpProtocolException saying what is malformed: magic, version, type or body length
+     */
+    static long requestBodyLength(ByteBuffer header) throws TcpProtocolException {
+        int magic = header.getShort(0) & 0xffff;
+        int version = header.get(2) & 0xff;
+        int type = header.get(3) & 0xff;
+        long bodyLength = header.getInt(4) & 0xffffffffL;
+        if (magic != MAGIC) {
+            throw new TcpProtocolException("bad magic 0x" + Integer.toHexString(magic));
+        }
+        if (version != VERSION) {
+            throw new TcpProtocolException("unsupported protocol version " + version + " (this side speaks " + VERSION + ")");
+        }
+        if (type != WRITE && type != READ) {
+            throw new TcpProtocolException("unknown request type " + typeName(type));
+        }
+        long maxBody = REQUEST_FIXED_BYTES + (long) MAX_CHUNK_BYTES;
+        if (bodyLength < REQUEST_FIXED_BYTES || bodyLength > maxBody) {
+            throw new TcpProtocolException("request body of " + bodyLength + " bytes (allowed: " + REQUEST_FIXED_BYTES
+                    + ".." + maxBody + ")");
+        }
+        return bodyLength;
+    }
+
+    /**
+     * Checks a whole request header, {@link #REQUEST_HEADER_BYTES} at absolute positions: its
+     * preamble, and its length field against the body length and the chunk cap. Offsets and
+     * ranges are the owner's to refuse, not malformed.
+     *
+     * @return the payload length of a WRITE, or the length a READ asks for: 0..{@link #MAX_CHUNK_BYTES}
+     * @throws TcpProtocolException saying what is malformed
+     */
+    static int requestLength(ByteBuffer header) throws TcpProtocolException {
+        long bodyLength = requestBodyLength(header);
+        long length = header.getLong(LENGTH_AT);
+        if (header.get(3) == WRITE) {
+            if (length != bodyLength - REQUEST_FIXED_BYTES) {
+                throw new TcpProtocolException("WRITE announces " + length + " payload bytes in a " + bodyLength + "-byte body");
+            }
+        } else {
+            if (bodyLength != REQUEST_FIXED_BYTES) {
+                throw new TcpProtocolException("READ with a " + bodyLength + "-byte body (must be " + REQUEST_FIXED_BYTES + ")");
+            }
+            if (length < 0 || length > MAX_CHUNK_BYTES) {
+                throw new TcpProtocolException("READ of " + length + " bytes (allowed: 0.." + MAX_CHUNK_BYTES + ")");
+            }
+        }
+        return (int) length;
+    }
+
+    /**
+     * Checks a reply preamble, {@link #PREAMBLE_BYTES} at absolute positions, to a request that
+     * expects an {@code expected} reply (OK or DATA); an ERROR reply is always allowed.
+     *
+     * @return the body length: 0 for OK, up to {@link #MAX_CHUNK_BYTES} for DATA, 3 to 3 +
+     *         {@link #MAX_ERROR_TEXT_BYTES} for ERROR
+     * @throws TcpProtocolException when the other side is not speaking this protocol, or replies
+     *                              with another type or an impossible length
+     */
+    static int replyBodyLength(ByteBuffer preamble, int expected) throws TcpProtocolException {
+        int magic = preamble.getShort(0) & 0xffff;
+        int version = preamble.get(2) & 0xff;
+        int type = preamble.get(3) & 0xff;
+        long bodyLength = preamble.getInt(4) & 0xffffffffL;
+        if (magic != MAGIC || version != VERSION) {
+            throw new TcpProtocolException("not a TCP data endpoint of this protocol (magic 0x"
+                    + Integer.toHexString(magic) + ", version " + version + ")");
+        }
+        if (type == ERROR) {
+            if (bodyLength < 3 || bodyLength > 3 + MAX_ERROR_TEXT_BYTES) {
+                throw new TcpProtocolException("ERROR reply has a malformed " + bodyLength + "-byte body");
+            }
+        } else if (type != expected) {
+            throw new TcpProtocolException("expected a " + typeName(expected) + " reply, got " + typeName(type));
+        } else if (type == OK && bodyLength != 0) {
+            throw new TcpProtocolException("OK reply to a WRITE has a " + bodyLength + "-byte body");
+        } else if (bodyLength > MAX_CHUNK_BYTES) {
+            throw new TcpProtocolException("reply body of " + bodyLength + " bytes exceeds the " + MAX_CHUNK_BYTES + "-byte cap");
+        }
+        return (int) bodyLength;
+    }
+
+    /**
+     * Decodes an ERROR reply's body (all of {@code body}'s remaining bytes, as
+     * {@link #replyBodyLength} allowed).
+     *
+     * @return the refusal, with whatever code the owner sent
+     * @throws TcpProtocolException when the text length does not match the body
+     */
+    static TcpRefusedException decodeError(ByteBuffer body) throws TcpProtocolException {
+        if (body.remaining() < 3) {
+            throw new TcpProtocolException("ERROR reply has a malformed " + body.remaining() + "-byte body");
+        }
+        int code = body.get() & 0xff;
+        int textLength = body.getShort() & 0xffff;
+        if (textLength != body.remaining()) {
+            throw new TcpProtocolException("ERROR reply announces " + textLength + " bytes of text, carries " + body.remaining());
+        }
+        return new TcpRefusedException(code, StandardCharsets.UTF_8.decode(body).toString());
     }
 
     /** Whether {@code [offset, offset + length)} lies inside {@code [0, size)}, without overflow. */

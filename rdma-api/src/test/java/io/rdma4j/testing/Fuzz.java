@@ -88,7 +88,12 @@ public final class Fuzz {
         int decoded = 0;
         long maxAllocated = 0;
         for (int i = 0; i < inputs; i++) {
-            byte[] input = generator.apply(new Random(seed * 0x9E3779B97F4A7C15L + i));
+            byte[] input;
+            try {
+                input = generator.apply(new Random(seed * 0x9E3779B97F4A7C15L + i));
+            } catch (RuntimeException e) {
+                throw failure(what, seed, i, new byte[0], "could not be made: the generator threw " + e, e);
+            }
             long before = allocatedBytesOfThisThread();
             boolean ok;
             try {
