@@ -17,7 +17,7 @@ import java.util.zip.CRC32C;
 
 /**
  * The client half of the soak test, run in each of the two processes: {@code threads} threads
- * doing random reads and writes, whole buffers and prefixes (through slices), single ops and
+ * doing random reads and writes, whole buffers, prefixes and slices at random offsets, single ops and
  * batches, on remote buffers. Each remote buffer belongs to one thread, which keeps a mirror of
  * what it last wrote there; every read is checked against it by CRC32C. An op that fails or
  * does not complete within its deadline counts as lost.
@@ -90,7 +90,7 @@ final class SoakClient {
             // Every buffer is written whole once, so that every later read has something to be checked against.
             for (int i = 0; i < mine.size(); i++) {
                 mirrors[i] = new byte[(int) mine.get(i).size()];
-                write(mine.get(i), mirrors[i], mine.get(i).size(), scratch[0], random);
+                write(mine.get(i), mirrors[i], 0, mine.get(i).size(), scratch[0], random);
             }
             while (System.nanoTime() - end < 0) {
                 if (random.nextInt(5) == 0) {
@@ -98,31 +98,50 @@ final class SoakClient {
                     continue;
                 }
                 int i = random.nextInt(mine.size());
-                long length = random.nextBoolean() ? mine.get(i).size() : 1 + (long) (random.nextDouble() * mine.get(i).size());
+                long size = mine.get(i).size();
+                long offset = random.nextInt(3) == 0 ? (long) (random.nextDouble() * size) : 0;
+                long length = random.nextBoolean() ? size - offset : 1 + (long) (random.nextDouble() * (size - offset));
                 if (random.nextBoolean()) {
-                    write(mine.get(i), mirrors[i], length, scratch[0], random);
+                    write(mine.get(i), mirrors[i], offset, length, scratch[0], random);
                 } else {
-                    read(mine.get(i), mirrors[i], length, scratch[0]);
+                    read(mine.get(i), mirrors[i], offset, length, scratch[0], random);
                 }
             }
         }
     }
 
-    /** Writes {@code length} random bytes to the start of {@code remote}, via a slice half of the time. */
-    private void write(RdmaRemoteBuffer remote, byte[] mirror, long length, MemorySegment scratch, Random random) {
+    /**
+     * The token for bytes {@code [offset, offset + length)} of {@code remote}: a slice, or, for a
+     * prefix, half of the time the whole token (the prefix rule then moves just those bytes).
+     */
+    private static RdmaRemoteBuffer range(RdmaRemoteBuffer remote, long offset, long length, Random random) {
+        if (offset == 0 && (length == remote.size() || random.nextBoolean())) {
+            return remote;
+        }
+        if (random.nextInt(4) == 0) {
+            return remote.slice(0, offset + length).slice(offset, length); // the same range, as a slice of a slice
+        }
+        return remote.slice(offset, length);
+    }
+
+    /** Writes {@code length} random bytes at {@code offset} of {@code remote}. */
+    private void write(RdmaRemoteBuffer remote, byte[] mirror, long offset, long length, MemorySegment scratch, Random random) {
         MemorySegment local = fill(scratch, length, random);
-        RdmaRemoteBuffer target = length < remote.size() && random.nextBoolean() ? remote.slice(0, length) : remote;
-        if (complete(manager.write(target, local, OP_TIMEOUT), "write", remote, length)) {
-            MemorySegment.copy(local, ValueLayout.JAVA_BYTE, 0, mirror, 0, (int) length);
+        RdmaRemoteBuffer target = range(remote, offset, length, random);
+        if (complete(manager.write(target, local, OP_TIMEOUT), "write", target, length)) {
+            MemorySegment.copy(local, ValueLayout.JAVA_BYTE, 0, mirror, (int) offset, (int) length);
         }
     }
 
-    /** Reads the first {@code length} bytes of {@code remote} and checks them against the mirror. */
-    private void read(RdmaRemoteBuffer remote, byte[] mirror, long length, MemorySegment scratch) {
-        RdmaRemoteBuffer source = length < remote.size() ? remote.slice(0, length) : remote;
+    /** Reads {@code length} bytes at {@code offset} of {@code remote} and checks them against the mirror. */
+    private void read(RdmaRemoteBuffer remote, byte[] mirror, long offset, long length, MemorySegment scratch, Random random) {
+        RdmaRemoteBuffer source = range(remote, offset, length, random);
+        if (source == remote && length < remote.size()) {
+            source = remote.slice(0, length); // a read moves the whole token's range: name just the prefix
+        }
         MemorySegment local = scratch.asSlice(0, length);
-        if (complete(manager.read(source, local, OP_TIMEOUT), "read", remote, length)) {
-            check(remote, mirror, local, length);
+        if (complete(manager.read(source, local, OP_TIMEOUT), "read", source, length)) {
+            check(source, mirror, offset, local, length);
         }
     }
 
@@ -158,7 +177,7 @@ final class SoakClient {
                 if (isWrite[k]) {
                     MemorySegment.copy(locals[k], ValueLayout.JAVA_BYTE, 0, mirrors[i], 0, mirrors[i].length);
                 } else {
-                    check(mine.get(i), mirrors[i], locals[k], mirrors[i].length);
+                    check(mine.get(i), mirrors[i], 0, locals[k], mirrors[i].length);
                 }
             }
         }
@@ -176,9 +195,9 @@ final class SoakClient {
         return local;
     }
 
-    private void check(RdmaRemoteBuffer remote, byte[] mirror, MemorySegment local, long length) {
+    private void check(RdmaRemoteBuffer remote, byte[] mirror, long offset, MemorySegment local, long length) {
         CRC32C expected = new CRC32C();
-        expected.update(mirror, 0, (int) length);
+        expected.update(mirror, (int) offset, (int) length);
         CRC32C actual = new CRC32C();
         actual.update(local.asSlice(0, length).asByteBuffer());
         if (expected.getValue() != actual.getValue()) {
