@@ -231,12 +231,19 @@ final class Dispatcher {
         if (r != null) {
             return r;
         }
+        List<String> declined = new ArrayList<>(0);
         for (OpenTransport t : transports) {
             if (remote.hasTransport(t.name())) {
                 RemoteBufferRef ref = remote.refFor(t.name());
                 Object decoded;
                 try {
                     decoded = t.transport().decodeContext(ref);
+                } catch (TransportException e) {
+                    if (e.kind() == TransportException.Kind.PEER_UNREACHABLE) {
+                        declined.add(t.name() + ": " + e.getMessage());    // cannot reach this owner: the next one may
+                        continue;
+                    }
+                    throw new IllegalArgumentException("the token's " + t.name() + " context is malformed: " + e.getMessage(), e);
                 } catch (RuntimeException e) {
                     throw new IllegalArgumentException("the token's " + t.name() + " context is malformed: " + e.getMessage(), e);
                 }
@@ -246,7 +253,8 @@ final class Dispatcher {
             }
         }
         throw new NoCompatibleTransportException("no compatible RDMA transport for buffer: " + remote
-                + " (this manager runs " + names + ")");
+                + " (this manager runs " + names + (declined.isEmpty() ? "" : "; declined: " + String.join("; ", declined))
+                + ")");
     }
 
     /** Drops prepared local memory whose segments' arenas were closed. */

@@ -143,6 +143,36 @@ class ActionTest {
     }
 
     @Test
+    void submit_transportThatCannotReachTheOwner_declines_andTheNextSharedTransportCarriesTheOp() {
+        RdmaManager owner = manager(new StubProvider("near", 300), new StubProvider("far", 100));
+        StubProvider near = new StubProvider("near", 300);
+        near.decodeFailure = new TransportException(TransportException.Kind.PEER_UNREACHABLE, "owner on another host");
+        StubProvider far = new StubProvider("far", 100);
+        RdmaManager caller = manager(near, far);
+        RdmaRemoteBuffer remote = owner.register(arena.allocate(8)).join();
+
+        caller.read(remote, arena.allocate(8), TIMEOUT).join();
+
+        assertTrue(near.events.stream().noneMatch(e -> e.startsWith("submit")), near.events.toString());
+        assertTrue(far.events.contains("submit 1"), far.events.toString());
+    }
+
+    @Test
+    void submit_everySharedTransportDeclines_failsWithNoCompatibleTransportNamingWhy() {
+        RdmaManager owner = manager(new StubProvider("near", 300));
+        StubProvider near = new StubProvider("near", 300);
+        near.decodeFailure = new TransportException(TransportException.Kind.PEER_UNREACHABLE, "owner on another host");
+        RdmaManager caller = manager(near);
+        RdmaRemoteBuffer remote = owner.register(arena.allocate(8)).join();
+
+        CompletionException e = assertThrows(CompletionException.class,
+                () -> caller.read(remote, arena.allocate(8), TIMEOUT).join());
+
+        assertInstanceOf(NoCompatibleTransportException.class, e.getCause());
+        assertTrue(e.getCause().getMessage().contains("declined: near: owner on another host"), e.getCause().getMessage());
+    }
+
+    @Test
     void submit_noCompatibleTransport_failsBeforeSendingAnything() {
         RdmaManager owner = manager(new StubProvider("verbs", 200));
         StubProvider tcp = new StubProvider("tcp", 100);

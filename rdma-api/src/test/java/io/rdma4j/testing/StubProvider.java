@@ -46,6 +46,8 @@ public final class StubProvider implements TransportProvider {
     /** Per segment: why this transport cannot serve it ("not applicable"), or {@code null} when it can. */
     public volatile Function<MemorySegment, String> notApplicableTo = segment -> null;
     public volatile SubmitMode submitMode = SubmitMode.COPY;
+    /** When set, {@link Transport#decodeContext} throws it (e.g. PEER_UNREACHABLE: this transport declines the token). */
+    public volatile RuntimeException decodeFailure;
     public volatile RuntimeException submitFailure = new TransportException(TransportException.Kind.INTERNAL, "stub submit failed");
     /** When set, register waits for it (after counting down {@link #registerEntered}). */
     public volatile CountDownLatch registerGate;
@@ -165,6 +167,16 @@ public final class StubProvider implements TransportProvider {
             if (releaseFailure != null) {
                 throw releaseFailure;
             }
+        }
+
+        @Override
+        public Object decodeContext(io.rdma4j.spi.RemoteBufferRef remote) {
+            RuntimeException failure = decodeFailure;
+            if (failure != null) {
+                record("decline " + remote.bufferId());
+                throw failure;
+            }
+            return remote.context();
         }
 
         @Override

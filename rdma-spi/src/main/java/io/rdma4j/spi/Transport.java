@@ -117,7 +117,11 @@ public interface Transport extends AutoCloseable {
      * @param remote the buffer as this transport sees it
      * @return the decoded form; any object, never {@code null}
      * @throws TransportException with {@link TransportException.Kind#PROTOCOL} when the context
-     *                            bytes are malformed
+     *                            bytes are malformed; with {@link TransportException.Kind#PEER_UNREACHABLE}
+     *                            when this transport cannot reach the buffer's owner from this process
+     *                            (a same-host transport and an owner on another host): the manager then
+     *                            routes the token to the next transport both sides run, for as long
+     *                            as it caches the token's route
      */
     default Object decodeContext(RemoteBufferRef remote) {
         return remote.context();
