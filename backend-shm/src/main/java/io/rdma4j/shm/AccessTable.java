@@ -138,6 +138,15 @@ public final class AccessTable implements AutoCloseable {
     }
 
     /**
+     * Where this process mapped the table; a holder's probe copy reads the table's header there.
+     *
+     * @return the mapping's address in this process
+     */
+    public long address() {
+        return table.address();
+    }
+
+    /**
      * Owner: gives a newly registered buffer a free slot and a generation never used before in
      * this table, and publishes it.
      *
@@ -213,22 +222,35 @@ public final class AccessTable implements AutoCloseable {
      */
     public int enter(Slot slot) {
         int start = (int) (Thread.currentThread().threadId() * 0x9E3779B1L >>> 20) & (HAZARDS - 1);
+        int row = claim(start, false);
+        if (row < 0) {
+            row = claim(start, true);       // every row taken: reclaim those of holders that died
+        }
+        if (row < 0) {
+            return BUSY;
+        }
+        long base = hazardOffset(row);
+        LONG.setVolatile(table, base + 8, (long) slot.index());
+        LONG.setVolatile(table, base + 16, slot.generation());
+        if (isCurrent(slot)) {
+            return row;
+        }
+        exit(row);
+        return RELEASED;
+    }
+
+    /** Claims a free row (or, with {@code reclaim}, one whose holder died) by CAS on its pid; -1 if none. */
+    private int claim(int start, boolean reclaim) {
         for (int i = 0; i < HAZARDS; i++) {
             int row = (start + i) & (HAZARDS - 1);
             long base = hazardOffset(row);
             long pid = (long) LONG.getVolatile(table, base);
-            if ((pid == 0 && LONG.compareAndSet(table, base, 0L, SELF))
-                    || (pid != 0 && pid != SELF && !isAlive(pid) && LONG.compareAndSet(table, base, pid, SELF))) {
-                LONG.setVolatile(table, base + 8, (long) slot.index());
-                LONG.setVolatile(table, base + 16, slot.generation());
-                if (isCurrent(slot)) {
-                    return row;
-                }
-                exit(row);
-                return RELEASED;
+            if (pid == 0 ? LONG.compareAndSet(table, base, 0L, SELF)
+                    : reclaim && pid != SELF && !isAlive(pid) && LONG.compareAndSet(table, base, pid, SELF)) {
+                return row;
             }
         }
-        return BUSY;
+        return -1;
     }
 
     /**

@@ -11,6 +11,7 @@ import static java.lang.foreign.ValueLayout.JAVA_INT;
  * Linux {@code errno} values this module acts on, and their text from the C library's
  * {@code strerror(3)}, cached per value.
  */
+@SuppressWarnings("restricted")     // reading strerror's NUL-terminated text needs a size
 public final class Errno {
 
     /** Operation not permitted: the kernel's ptrace access check refused. */

@@ -26,6 +26,8 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
  *   int memfd_create(const char *name, unsigned int flags);   // fd, or -1 and errno
  *   int ftruncate(int fd, off_t length);               // -1 and errno on failure
  *   int close(int fd);
+ *   int pidfd_open(pid_t pid, unsigned int flags);     // fd, or -1 and errno (glibc 2.36+)
+ *   int poll(struct pollfd *fds, nfds_t nfds, int timeout);   // via ProcessVmCopier#hasExited
  * </pre>
  * The copies themselves go through {@link ProcessVmCopier}, which owns preallocated
  * {@code iovec}s; this class holds the handles and the process-wide probe.
@@ -162,7 +164,28 @@ public final class Libc {
         }
     }
 
+    /**
+     * {@code pidfd_open(pid, 0)}: a descriptor that refers to process {@code pid} itself, not to
+     * whatever process later reuses the number; it becomes readable when the process exits
+     * ({@link ProcessVmCopier#hasExited(int)}).
+     *
+     * @param pid the process
+     * @return the descriptor (close it with {@link #close(int)}), or {@code -errno} on failure
+     *         ({@code -ESRCH}: no such process; {@code -ENOSYS}: kernel before 5.3)
+     */
+    public static int pidfdOpen(long pid) {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment state = arena.allocate(CAPTURE_STATE);
+            int fd = (int) MemFd.PIDFD_OPEN.invokeExact(state, (int) pid, 0);
+            return fd >= 0 ? fd : -(int) ERRNO.get(state, 0L);
+        } catch (Throwable t) {      // no pidfd_open in this C library
+            return -Errno.ENOSYS;
+        }
+    }
+
     private static final class MemFd {
+        static final MethodHandle PIDFD_OPEN = downcall("pidfd_open", FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT),
+                Linker.Option.captureCallState("errno"));
         static final MethodHandle CREATE = downcall("memfd_create", FunctionDescriptor.of(JAVA_INT,
                 ADDRESS, JAVA_INT), Linker.Option.captureCallState("errno"));
         static final MethodHandle FTRUNCATE = downcall("ftruncate", FunctionDescriptor.of(JAVA_INT,

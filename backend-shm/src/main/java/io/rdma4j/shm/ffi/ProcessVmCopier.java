@@ -11,6 +11,7 @@ import java.util.Objects;
 import static java.lang.foreign.ValueLayout.ADDRESS;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
+import static java.lang.foreign.ValueLayout.JAVA_SHORT;
 
 /**
  * Copies between this process and another one's memory with {@code process_vm_readv} /
@@ -46,6 +47,8 @@ public final class ProcessVmCopier implements AutoCloseable {
     private final MemorySegment localIov = arena.allocate(IOVEC);
     private final MemorySegment remoteIov = arena.allocate(IOVEC);
     private final MemorySegment callState = arena.allocate(Libc.CAPTURE_STATE);
+    /** {@code struct pollfd { int fd; short events; short revents; }} of {@code <poll.h>}. */
+    private final MemorySegment pollFd = arena.allocate(8, 4);
     private boolean closed;
 
     /** Allocates the iovecs; binds the calls on the first copier of the process. */
@@ -131,6 +134,33 @@ public final class ProcessVmCopier implements AutoCloseable {
         }
     }
 
+    /**
+     * Whether the process behind {@code pidfd} ({@link Libc#pidfdOpen}) has exited:
+     * {@code poll} with a zero timeout, which reports such a descriptor readable once the process
+     * is gone. Allocates nothing.
+     *
+     * @param pidfd an open process descriptor
+     * @return true when the process has exited, or when {@code poll} fails (the caller then treats
+     *         the process as gone, which is safe)
+     * @throws IllegalStateException if this copier is closed
+     */
+    public boolean hasExited(int pidfd) {
+        if (closed) {
+            throw new IllegalStateException("copier closed");
+        }
+        pollFd.set(JAVA_INT, 0, pidfd);
+        pollFd.set(JAVA_SHORT, 4, POLLIN);
+        pollFd.set(JAVA_SHORT, 6, (short) 0);
+        try {
+            int n = (int) Handles.POLL.invokeExact(pollFd, 1L, 0);
+            return n != 0;
+        } catch (Throwable t) {
+            throw new IllegalStateException("poll call failed: " + t, t);
+        }
+    }
+
+    private static final short POLLIN = 1;
+
     /** Frees the iovecs. Idempotent; must not race with an op on another thread. */
     @Override
     public void close() {
@@ -150,6 +180,9 @@ public final class ProcessVmCopier implements AutoCloseable {
                 Linker.Option.captureCallState("errno"));
         static final MethodHandle READV_CRITICAL = Libc.downcall("process_vm_readv", DESCRIPTOR,
                 Linker.Option.captureCallState("errno"), Linker.Option.critical(false));
+        /** {@code int poll(struct pollfd *fds, nfds_t nfds, int timeout)}, never blocking here (timeout 0). */
+        static final MethodHandle POLL = Libc.downcall("poll", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG, JAVA_INT),
+                Linker.Option.critical(false));
         static final MethodHandle WRITEV_CRITICAL = Libc.downcall("process_vm_writev", DESCRIPTOR,
                 Linker.Option.captureCallState("errno"), Linker.Option.critical(false));
     }

@@ -5,6 +5,9 @@ import io.rdma4j.shm.ffi.ProcessVmCopier;
 import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 
 import org.openjdk.jmh.annotations.Benchmark;
@@ -29,6 +32,8 @@ import org.openjdk.jmh.annotations.Warmup;
  * <ul>
  *   <li>{@code processVmReadv}: copy {@code size} bytes from the peer's segment into a local one.</li>
  *   <li>{@code processVmWritev}: copy a local segment into the peer's.</li>
+ *   <li>{@code processVmReadv2Threads}: the same read split in two halves, one on a helper thread
+ *       with its own copier: does a second core add bandwidth?</li>
  *   <li>{@code segmentCopy}: {@link MemorySegment#copy} between two local segments (peer ignored).</li>
  * </ul>
  * {@code peer=jvm} starts a second JVM ({@link PeerMemory}) that holds the remote segment and does
@@ -66,6 +71,8 @@ public class CrossMemoryCopyBenchmark {
     private ProcessVmCopier copier;
     private long pid;
     private long remoteAddress;
+    private ExecutorService helper;
+    private ProcessVmCopier helperCopier;
 
     @Setup(Level.Trial)
     public void setUp() throws IOException {
@@ -87,10 +94,14 @@ public class CrossMemoryCopyBenchmark {
             default -> throw new IllegalArgumentException("peer must be jvm or self: " + peer);
         }
         check(copier.read(pid, local, 0, remoteAddress, size));
+        helper = Executors.newSingleThreadExecutor();
+        helperCopier = new ProcessVmCopier();
     }
 
     @TearDown(Level.Trial)
     public void tearDown() {
+        helper.close();
+        helperCopier.close();
         copier.close();
         if (peerJvm != null) {
             peerJvm.close();
@@ -106,6 +117,15 @@ public class CrossMemoryCopyBenchmark {
     @Benchmark
     public int processVmWritev() {
         return check(copier.write(pid, local, 0, remoteAddress, size));
+    }
+
+    @Benchmark
+    public int processVmReadv2Threads() throws Exception {
+        long half = size / 2;
+        Future<Integer> other = helper.submit(() -> check(helperCopier.read(pid, local, half, remoteAddress + half,
+                size - half)));
+        check(copier.read(pid, local, 0, remoteAddress, half));
+        return other.get();
     }
 
     @Benchmark

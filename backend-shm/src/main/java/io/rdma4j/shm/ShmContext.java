@@ -1,0 +1,83 @@
+package io.rdma4j.shm;
+
+import java.nio.ByteBuffer;
+import java.util.Objects;
+
+/**
+ * The shm transport's part of a token: who the owner process is and where its access table is,
+ * so that a holder can tell, without asking the owner, whether it can attach at all. It carries
+ * no buffer address: a buffer's address, slot and generation go to a holder only over the control
+ * plane, after the owner checked the holder's access key ({@link ShmProtocol}).
+ *
+ * @param host         the owner process's identity
+ * @param pid          the owner's process id, in its pid namespace (which {@code host} names)
+ * @param tableFd      the descriptor of the owner's {@link AccessTable}
+ * @param tableAddress where the owner mapped its table: a harmless address for a holder's probe copy
+ * @param refusal      empty when the owner lets same-host holders attach; otherwise why not
+ */
+public record ShmContext(HostIdentity host, long pid, int tableFd, long tableAddress, String refusal) {
+
+    private static final byte FORMAT = 1;
+    private static final int MAX_REFUSAL = 512;
+
+    /**
+     * Validates.
+     *
+     * @throws NullPointerException     if {@code host} or {@code refusal} is null
+     * @throws IllegalArgumentException if {@code pid} is not positive, {@code tableFd} negative or
+     *                                  {@code refusal} longer than 512 bytes
+     */
+    public ShmContext {
+        Objects.requireNonNull(host, "host");
+        Objects.requireNonNull(refusal, "refusal");
+        if (pid <= 0 || tableFd < 0) {
+            throw new IllegalArgumentException("bad shm context: pid " + pid + ", table fd " + tableFd);
+        }
+        if (refusal.length() > MAX_REFUSAL) {
+            throw new IllegalArgumentException("refusal text longer than " + MAX_REFUSAL);
+        }
+    }
+
+    /**
+     * The token bytes: format, identity, pid, table fd and address, refusal (length-prefixed UTF-8).
+     *
+     * @return new bytes
+     */
+    public byte[] toBytes() {
+        byte[] text = refusal.getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        return ByteBuffer.allocate(1 + HostIdentity.ENCODED_BYTES + 8 + 4 + 8 + 2 + text.length).put(FORMAT)
+                .put(host.toBytes()).putLong(pid).putInt(tableFd).putLong(tableAddress)
+                .putShort((short) text.length).put(text).array();
+    }
+
+    /**
+     * Decodes {@link #toBytes()}.
+     *
+     * @param bytes the context bytes from a token
+     * @return the context
+     * @throws IllegalArgumentException if the bytes are not exactly one context of a known format
+     */
+    public static ShmContext fromBytes(byte[] bytes) {
+        ByteBuffer in = ByteBuffer.wrap(bytes);
+        try {
+            byte format = in.get();
+            if (format != FORMAT) {
+                throw new IllegalArgumentException("unknown shm context format " + format);
+            }
+            HostIdentity host = HostIdentity.read(in);
+            long pid = in.getLong();
+            int fd = in.getInt();
+            long address = in.getLong();
+            int length = in.getShort() & 0xffff;
+            if (length > MAX_REFUSAL || length != in.remaining()) {
+                throw new IllegalArgumentException("shm context refusal of " + length + " bytes, "
+                        + in.remaining() + " left");
+            }
+            byte[] text = new byte[length];
+            in.get(text);
+            return new ShmContext(host, pid, fd, address, new String(text, java.nio.charset.StandardCharsets.UTF_8));
+        } catch (java.nio.BufferUnderflowException e) {
+            throw new IllegalArgumentException("truncated shm context (" + bytes.length + " bytes)", e);
+        }
+    }
+}

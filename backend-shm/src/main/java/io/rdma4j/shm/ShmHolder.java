@@ -1,0 +1,344 @@
+package io.rdma4j.shm;
+
+import io.rdma4j.shm.ffi.Errno;
+import io.rdma4j.shm.ffi.Libc;
+import io.rdma4j.shm.ffi.ProcessVmCopier;
+import io.rdma4j.spi.BufferAccessException;
+import io.rdma4j.spi.ControlChannel;
+import io.rdma4j.spi.Deadline;
+import io.rdma4j.spi.ErrorCode;
+import io.rdma4j.spi.LocalBuffer;
+import io.rdma4j.spi.RegistrationLookup;
+import io.rdma4j.spi.RemoteBufferRef;
+import io.rdma4j.spi.TransportException;
+import io.rdma4j.spi.TransportException.Kind;
+import io.rdma4j.spi.TransportOp;
+
+import java.io.IOException;
+import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+
+/**
+ * The holder's side of the shm transport: decides per owner whether this process can attach to
+ * it (once, logging a refusal at INFO), asks the owner for each buffer's grant (once), and runs
+ * ops as copies on the calling thread.
+ *
+ * <p>An op on a remote buffer: announce the copy in the owner's {@link AccessTable} (refused when
+ * the buffer was released), copy in pieces of at most {@code chunk} bytes with
+ * {@code process_vm_readv}/{@code writev}, checking deadline, cancellation and release between
+ * pieces, then end the announcement. An op on this manager's own buffer: a
+ * {@link MemorySegment#copy} under a pin of the registration.
+ *
+ * <p>An op spanning at least two chunks is split in up to {@code copyThreads} parts, the caller's
+ * thread copying one and helper threads the others ({@link ShmCopy}).
+ *
+ * <p>Thread-safe. Copiers (preallocated iovecs) are pooled, one per thread copying.
+ */
+final class ShmHolder implements AutoCloseable {
+
+    private static final System.Logger LOG = System.getLogger(ShmHolder.class.getName());
+
+    private final HostIdentity self;
+    private final String ownIncarnation;
+    private final RegistrationLookup registrations;
+    private final ControlChannel control;
+    private final long chunk;
+    private final int copyThreads;
+    private final ExecutorService helpers;      // null when copyThreads is 1
+    private final Map<String, Object> peers = new ConcurrentHashMap<>();   // incarnation -> ShmPeer or String (refusal)
+    private final ConcurrentLinkedQueue<ProcessVmCopier> copiers = new ConcurrentLinkedQueue<>();
+    private volatile boolean closed;
+
+    ShmHolder(HostIdentity self, byte[] ownIncarnation, RegistrationLookup registrations, ControlChannel control,
+              long chunk, int copyThreads) {
+        this.self = self;
+        this.ownIncarnation = HexFormat.of().formatHex(ownIncarnation);
+        this.registrations = registrations;
+        this.control = control;
+        this.chunk = chunk;
+        this.copyThreads = copyThreads;
+        this.helpers = copyThreads <= 1 ? null : Executors.newFixedThreadPool(copyThreads - 1,
+                Thread.ofPlatform().daemon().name("rdma-shm-copy-", 0).factory());
+    }
+
+    /**
+     * Decodes a token's context; the first token of each owner decides whether this process can
+     * attach to it: same identity, the owner permits it, its table opens and a probe copy works.
+     *
+     * @throws TransportException {@link Kind#PEER_UNREACHABLE} saying why this owner cannot be
+     *                            reached here (then another transport should carry its buffers);
+     *                            {@link Kind#PROTOCOL} for a malformed context
+     */
+    ShmRemote decode(RemoteBufferRef ref) {
+        if (ref.incarnation().equalsIgnoreCase(ownIncarnation)) {
+            return new ShmRemote.Local(ref);
+        }
+        ShmContext context;
+        try {
+            context = ShmContext.fromBytes(ref.context());
+        } catch (IllegalArgumentException e) {
+            throw new TransportException(Kind.PROTOCOL, "malformed shm context: " + e.getMessage(), e);
+        }
+        Object peer = peers.computeIfAbsent(ref.incarnation(), inc -> attach(inc, ref, context));
+        if (peer instanceof ShmPeer p) {
+            return new ShmRemote.Attached(ref, p);
+        }
+        throw new TransportException(Kind.PEER_UNREACHABLE, "shm cannot reach " + ref.owner() + ": " + peer);
+    }
+
+    /** An attached peer, or the reason (a String) why not; logs a refusal once, at INFO. */
+    private Object attach(String incarnation, RemoteBufferRef ref, ShmContext context) {
+        String reason = self.whyNotReachable(context.host()).orElse(null);
+        if (reason == null && !context.refusal().isEmpty()) {
+            reason = "the owner does not permit cross-memory attach: " + context.refusal();
+        }
+        AccessTable table = null;
+        if (reason == null) {
+            try {
+                table = AccessTable.attach(context.pid(), context.tableFd());
+                int errno = probe(context);
+                if (errno != 0) {
+                    reason = "the kernel refused process_vm_readv on owner pid " + context.pid() + ": "
+                            + Errno.describe(errno);
+                }
+            } catch (IOException | RuntimeException e) {
+                reason = "cannot open the owner's access table: " + e.getMessage();
+            }
+        }
+        if (reason != null) {
+            if (table != null) {
+                table.close();
+            }
+            LOG.log(System.Logger.Level.INFO, "shm: falling back to the next transport for owner {0} (pid {1}): {2}",
+                    ref.owner(), context.pid(), reason);
+            return reason;
+        }
+        int pidfd = Libc.pidfdOpen(context.pid());
+        LOG.log(System.Logger.Level.DEBUG, "shm: attached to owner {0} (pid {1}, pidfd {2})", ref.owner(),
+                context.pid(), pidfd);
+        return new ShmPeer(incarnation, context.pid(), table, Math.max(pidfd, -1));
+    }
+
+    /** Reads the first 8 bytes of the owner's table with process_vm_readv: the ptrace check, for real. */
+    private int probe(ShmContext context) {
+        ProcessVmCopier copier = borrow();
+        try (java.lang.foreign.Arena arena = java.lang.foreign.Arena.ofConfined()) {
+            return copier.read(context.pid(), arena.allocate(8), 0, context.tableAddress(), 8);
+        } finally {
+            giveBack(copier);
+        }
+    }
+
+    /**
+     * Runs one op on the calling thread.
+     *
+     * @param cancel asked between pieces; the op stops with nothing more moved once it says yes
+     * @throws TransportException on any failure, of the kind the same failure has on TCP
+     */
+    void run(TransportOp op, Deadline deadline, Cancellation cancel) {
+        ShmRemote remote = op.remoteContext(ShmRemote.class);
+        if (deadline.isExpired()) {
+            throw timeout(op);
+        }
+        switch (remote) {
+            case ShmRemote.Local local -> copyLocally(op, local.ref());
+            case ShmRemote.Attached attached -> copyAcross(op, attached, deadline, cancel);
+        }
+    }
+
+    @SuppressWarnings("try")    // the pin is held, not used: it keeps the memory alive during the copy
+    private void copyLocally(TransportOp op, RemoteBufferRef ref) {
+        try {
+            LocalBuffer buffer = registrations.lookup(HexFormat.of().parseHex(ref.incarnation()), ref.bufferId(),
+                    ref.accessKey(), op.remoteOffset(), op.length());
+            try (LocalBuffer.Pin pin = buffer.pin()) {
+                if (op.type() == TransportOp.OpType.READ_INTO_LOCAL) {
+                    MemorySegment.copy(buffer.segment(), op.remoteOffset(), op.local(), 0, op.length());
+                } else {
+                    MemorySegment.copy(op.local(), 0, buffer.segment(), op.remoteOffset(), op.length());
+                }
+            }
+        } catch (BufferAccessException e) {
+            throw ErrorCode.of(e.reason()).toException(e.getMessage());
+        }
+    }
+
+    private void copyAcross(TransportOp op, ShmRemote.Attached remote, Deadline deadline, Cancellation cancel) {
+        ShmPeer peer = remote.peer();
+        long id = remote.ref().bufferId();
+        ShmPeer.Attachment attachment = peer.attachment(id);
+        if (attachment == null) {
+            attachment = peer.remember(id, ask(remote, deadline));
+        }
+        ShmProtocol.Grant grant = attachment.grant();
+        if (op.remoteOffset() > grant.size() || op.length() > grant.size() - op.remoteOffset()) {
+            throw ErrorCode.OUT_OF_RANGE.toException("range of " + op.length() + " bytes at offset "
+                    + op.remoteOffset() + " lies outside buffer " + id + " (" + grant.size() + " bytes)");
+        }
+        int row = peer.table().enter(grant.slot());
+        if (row == AccessTable.RELEASED) {
+            peer.forget(id);
+            throw ErrorCode.ACCESS_DENIED.toException(ShmProtocol.denied(id));
+        }
+        if (row == AccessTable.BUSY) {
+            throw new TransportException(Kind.INTERNAL, "shm: " + AccessTable.HAZARDS
+                    + " copies already in flight to " + peer);
+        }
+        try {
+            MemorySegment mapped = attachment.mapping();
+            copyInParts(op, new ShmCopy(op, mapped, grant, peer, deadline, cancel, chunk));
+        } finally {
+            peer.table().exit(row);
+        }
+    }
+
+    /**
+     * Copies the op's range on this thread, or, when it spans at least two chunks and helpers
+     * exist, in up to {@code copyThreads} parts of whole pages, one on this thread and the others
+     * on helper threads. Returns only when every part has ended, whatever happened, so nothing
+     * touches the local memory afterwards; throws the first part's failure.
+     */
+    private void copyInParts(TransportOp op, ShmCopy copy) {
+        long length = op.length();
+        int parts = helpers == null || length < 2 * chunk ? 1 : (int) Math.min(copyThreads, length / chunk);
+        ProcessVmCopier copier = borrow();
+        try {
+            if (parts == 1) {
+                copy.range(0, length, copier);
+            } else {
+                long per = ((length + parts - 1) / parts + 4095) & ~4095L;
+                List<Future<?>> others = new ArrayList<>(parts - 1);
+                for (long from = per; from < length; from += per) {
+                    long start = from;
+                    others.add(helpers.submit(() -> {
+                        ProcessVmCopier c = borrow();
+                        try {
+                            copy.range(start, Math.min(length, start + per), c);
+                        } finally {
+                            giveBack(c);
+                        }
+                    }));
+                }
+                RuntimeException failure = null;
+                try {
+                    copy.range(0, per, copier);
+                } catch (RuntimeException e) {
+                    failure = e;
+                }
+                for (Future<?> f : others) {
+                    RuntimeException e = awaitPart(f);
+                    failure = failure == null ? e : failure;
+                }
+                if (failure != null) {
+                    throw failure;
+                }
+            }
+            copy.checkOwnerAlive(copier);
+        } finally {
+            giveBack(copier);
+        }
+    }
+
+    /** Waits for a helper's part, uninterruptibly: its pieces are bounded by the deadline. */
+    private static RuntimeException awaitPart(Future<?> f) {
+        boolean interrupted = false;
+        try {
+            while (true) {
+                try {
+                    f.get();
+                    return null;
+                } catch (InterruptedException e) {
+                    interrupted = true;
+                } catch (ExecutionException e) {
+                    return e.getCause() instanceof RuntimeException r ? r
+                            : new TransportException(Kind.INTERNAL, "shm copy thread failed: " + e.getCause(), e.getCause());
+                }
+            }
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    private ShmProtocol.Grant ask(ShmRemote.Attached remote, Deadline deadline) {
+        RemoteBufferRef ref = remote.ref();
+        byte[] request = ShmProtocol.attach(HexFormat.of().parseHex(ref.incarnation()), ref.bufferId(),
+                ref.accessKey(), self);
+        byte[] reply;
+        try {
+            reply = control.request(ref.owner(), request, deadline).get(deadline.remainingNanos(), TimeUnit.NANOSECONDS);
+        } catch (ExecutionException e) {
+            throw e.getCause() instanceof TransportException te ? te
+                    : new TransportException(Kind.REMOTE_FAILURE, "shm attach request failed: " + e.getCause(), e.getCause());
+        } catch (TimeoutException e) {
+            throw new TransportException(Kind.TIMEOUT, "shm: " + ref.owner() + " did not answer the attach request by the deadline", e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new TransportException(Kind.INTERNAL, "interrupted while attaching to " + ref.owner(), e);
+        }
+        int status;
+        try {
+            status = ShmProtocol.status(reply);
+            if (status == ShmProtocol.GRANTED) {
+                ShmProtocol.Grant grant = ShmProtocol.readGrant(reply);
+                if (grant.pid() != remote.peer().pid()) {
+                    throw new IllegalArgumentException("grant names pid " + grant.pid() + ", token " + remote.peer().pid());
+                }
+                return grant;
+            }
+        } catch (IllegalArgumentException e) {
+            throw new TransportException(Kind.PROTOCOL, "malformed shm reply from " + ref.owner() + ": " + e.getMessage(), e);
+        }
+        if (status == (ShmProtocol.NOT_PERMITTED & 0xff)) {
+            throw new TransportException(Kind.REMOTE_FAILURE, ShmProtocol.message(reply));
+        }
+        throw ErrorCode.fromWire(status).toException(ShmProtocol.message(reply));
+    }
+
+    private static TransportException timeout(TransportOp op) {
+        return new TransportException(Kind.TIMEOUT, "shm: deadline passed before " + op.length()
+                + " bytes of buffer " + op.remote().bufferId() + " were copied");
+    }
+
+    private ProcessVmCopier borrow() {
+        ProcessVmCopier c = copiers.poll();
+        return c != null ? c : new ProcessVmCopier();
+    }
+
+    private void giveBack(ProcessVmCopier c) {
+        copiers.offer(c);
+        if (closed && copiers.remove(c)) {
+            c.close();
+        }
+    }
+
+    /** Unmaps every owner's table and frees the pooled copiers. Idempotent; ops must have ended. */
+    @Override
+    public void close() {
+        closed = true;
+        if (helpers != null) {
+            helpers.close();
+        }
+        for (Object p : peers.values()) {
+            if (p instanceof ShmPeer peer) {
+                peer.close();
+            }
+        }
+        peers.clear();
+        for (ProcessVmCopier c; (c = copiers.poll()) != null; ) {
+            c.close();
+        }
+    }
+}

@@ -1,0 +1,146 @@
+package io.rdma4j.shm;
+
+import io.rdma4j.shm.ffi.Libc;
+import io.rdma4j.shm.ffi.MemoryFile;
+
+import java.io.IOException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.nio.file.Path;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * A holder's view of one owner process (one manager incarnation) on this host: its pid, its
+ * access table mapped here, and what the owner granted for each buffer, by buffer id, with the
+ * buffer's memory file mapped here when it has one. Thread-safe; closed by the transport.
+ */
+final class ShmPeer implements AutoCloseable {
+
+    private static final System.Logger LOG = System.getLogger(ShmPeer.class.getName());
+
+    private final String incarnation;
+    private final long pid;
+    private final AccessTable table;
+    private final int pidfd;                // -1 when pidfd_open failed: then no memory file is mapped
+    private final ConcurrentHashMap<Long, Attachment> attachments = new ConcurrentHashMap<>();
+
+    /**
+     * @param pidfd a process descriptor of the owner ({@code pidfd_open}), now owned by this peer;
+     *              or -1 when there is none, which keeps copies on cross-memory attach (whose
+     *              errors tell a dead owner) instead of mappings (which outlive it)
+     */
+    ShmPeer(String incarnation, long pid, AccessTable table, int pidfd) {
+        this.incarnation = incarnation;
+        this.pid = pid;
+        this.table = table;
+        this.pidfd = pidfd;
+    }
+
+    /** The owner's process descriptor, or -1. */
+    int pidfd() {
+        return pidfd;
+    }
+
+    long pid() {
+        return pid;
+    }
+
+    AccessTable table() {
+        return table;
+    }
+
+    /** What the owner granted for {@code bufferId}, or null when it has not been asked yet. */
+    Attachment attachment(long bufferId) {
+        return attachments.get(bufferId);
+    }
+
+    Attachment remember(long bufferId, ShmProtocol.Grant grant) {
+        Attachment fresh = new Attachment(grant);
+        Attachment prior = attachments.putIfAbsent(bufferId, fresh);
+        return prior != null ? prior : fresh;
+    }
+
+    /**
+     * Drops what was granted for a buffer found released, unmapping its memory file here; a later
+     * op asks the owner again and is refused. A copy still running on the mapping fails with
+     * {@link IllegalStateException}, which the caller reports as the release.
+     */
+    void forget(long bufferId) {
+        Attachment a = attachments.remove(bufferId);
+        if (a != null) {
+            a.close();
+        }
+    }
+
+    /** Unmaps the owner's table and every buffer mapping. Idempotent; no op may use this peer afterwards. */
+    @Override
+    public void close() {
+        attachments.values().forEach(Attachment::close);
+        attachments.clear();
+        table.close();
+        if (pidfd >= 0 && closedPidfd.compareAndSet(false, true)) {
+            Libc.close(pidfd);
+        }
+    }
+
+    private final java.util.concurrent.atomic.AtomicBoolean closedPidfd = new java.util.concurrent.atomic.AtomicBoolean();
+
+    @Override
+    public String toString() {
+        return "owner pid " + pid + " (incarnation " + incarnation + ")";
+    }
+
+    /** One granted buffer; its memory file is mapped on first use. */
+    final class Attachment implements AutoCloseable {
+        private final ShmProtocol.Grant grant;
+        private Arena arena;                       // guarded by this
+        private volatile MemorySegment mapped;     // the buffer's range of the mapping, or null
+        private boolean unmappable;                // guarded by this: mapping failed once, use system calls
+
+        Attachment(ShmProtocol.Grant grant) {
+            this.grant = grant;
+        }
+
+        ShmProtocol.Grant grant() {
+            return grant;
+        }
+
+        /**
+         * The buffer mapped into this process, or null when it has no memory file, or mapping it
+         * failed (then copies use cross-memory attach; logged once at DEBUG).
+         */
+        MemorySegment mapping() {
+            MemorySegment m = mapped;
+            if (m != null || grant.memFd() < 0 || pidfd < 0) {
+                return m;
+            }
+            synchronized (this) {
+                if (mapped == null && !unmappable) {
+                    Arena a = Arena.ofShared();
+                    try {
+                        MemorySegment file = MemoryFile.map(Path.of("/proc/" + pid + "/fd/" + grant.memFd()),
+                                grant.fileSize(), a);
+                        arena = a;
+                        mapped = file.asSlice(grant.fileOffset(), grant.size());
+                    } catch (IOException | RuntimeException e) {
+                        a.close();
+                        unmappable = true;
+                        LOG.log(System.Logger.Level.DEBUG, "shm: cannot map the memory file of a buffer of "
+                                + ShmPeer.this + ", copying with process_vm_readv instead", e);
+                    }
+                }
+                return mapped;
+            }
+        }
+
+        @Override
+        public synchronized void close() {
+            mapped = null;
+            unmappable = true;
+            if (arena != null) {
+                arena.close();
+                arena = null;
+            }
+        }
+    }
+}

@@ -1,0 +1,245 @@
+package io.rdma4j.shm;
+
+import io.rdma4j.shm.ffi.Errno;
+import io.rdma4j.shm.ffi.Libc;
+import io.rdma4j.shm.ffi.MemoryFile;
+import io.rdma4j.spi.BufferAccessException;
+import io.rdma4j.spi.Deadline;
+import io.rdma4j.spi.Endpoint;
+import io.rdma4j.spi.ErrorCode;
+import io.rdma4j.spi.LocalBuffer;
+import io.rdma4j.spi.Registered;
+import io.rdma4j.spi.RemoteBufferRef;
+import io.rdma4j.spi.Transport;
+import io.rdma4j.spi.TransportContext;
+import io.rdma4j.spi.TransportException;
+import io.rdma4j.spi.TransportOp;
+
+import java.io.IOException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentSkipListMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+
+/**
+ * The same-host transport opened for one manager: as an owner it publishes its registrations in
+ * an {@link AccessTable} and answers holders' ATTACH requests; as a holder it copies other
+ * processes' buffers with cross-memory attach ({@link ShmHolder}).
+ *
+ * <p><b>Threading.</b> {@link #register}/{@link #release} run on the manager's registration
+ * thread; control requests on the control plane's virtual threads; {@link #submit} runs its ops
+ * on a virtual thread, {@link #submitAndWait} on the caller's.
+ *
+ * <p><b>Memory.</b> Registered segments stay the manager's or the caller's. The access table
+ * (a memory file) and the pooled iovecs are this transport's, freed by {@link #close()}.
+ */
+final class ShmTransport implements Transport {
+
+    private static final System.Logger LOG = System.getLogger(ShmTransport.class.getName());
+
+    private final TransportContext context;
+    private final AccessTable table;
+    private final byte[] contextBytes;
+    private final String refusal;
+    private final Duration releaseWait;
+    private final ShmHolder holder;
+    private final ConcurrentHashMap<Long, Published> published = new ConcurrentHashMap<>();
+    private final ExecutorService workers = Executors.newThreadPerTaskExecutor(
+            Thread.ofVirtual().name("rdma-shm-op-", 0).factory());
+    private volatile boolean closed;
+
+    /** Memory files this transport allocated, by mapping address: start -> (fd, size). */
+    private final ConcurrentSkipListMap<Long, MemoryFile.Mapped> files = new ConcurrentSkipListMap<>();
+
+    /**
+     * One registration as holders reach it.
+     *
+     * @param file the memory file holding the segment, or null for other memory
+     */
+    private record Published(AccessTable.Slot slot, MemorySegment segment, MemoryFile.Mapped file) {
+    }
+
+    /**
+     * Opens the owner's table and does the permission step.
+     *
+     * @throws IOException if the access table cannot be created
+     */
+    ShmTransport(TransportContext context, HostIdentity identity, PtraceScope scope) throws IOException {
+        this.context = context;
+        this.releaseWait = context.settings().get(ShmSettings.RELEASE_WAIT);
+        this.refusal = grantAttach(context.settings().get(ShmSettings.SKIP_PTRACER), scope);
+        this.table = AccessTable.create();
+        this.contextBytes = new ShmContext(identity, ProcessHandle.current().pid(), table.fd(), table.address(), refusal)
+                .toBytes();
+        this.holder = new ShmHolder(identity, context.incarnation(), context.registrations(), context.control(),
+                (long) context.settings().get(ShmSettings.CHUNK_MIB) << 20, context.settings().get(ShmSettings.COPY_THREADS));
+        context.control().onRequest(this::serve);
+    }
+
+    /** The permission step; returns "" when holders may attach, else why not (it goes into tokens). */
+    private static String grantAttach(boolean skip, PtraceScope scope) {
+        if (skip) {
+            return "permission step skipped (rdma.shm.skipPtracer=true)";
+        }
+        if (scope != PtraceScope.RESTRICTED) {
+            return "";
+        }
+        int errno = Libc.allowAnyPtracer();
+        if (errno != 0) {
+            String why = "prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY) failed under Yama ptrace_scope=1: " + Errno.describe(errno);
+            LOG.log(System.Logger.Level.INFO, "shm: {0}; same-host peers will use another transport", why);
+            return why;
+        }
+        return "";
+    }
+
+    @Override
+    public String name() {
+        return ShmTransportProvider.NAME;
+    }
+
+    /**
+     * Publishes {@code segment} in the access table. Any native segment qualifies; when the table
+     * is full the answer is "not applicable" and other transports carry the buffer.
+     */
+    @Override
+    public Registered register(long bufferId, MemorySegment segment) {
+        return table.assign().map(slot -> {
+            published.put(bufferId, new Published(slot, segment, fileHolding(segment)));
+            return Registered.context(contextBytes);
+        }).orElseGet(() -> Registered.notApplicable("shm access table full (" + AccessTable.SLOTS + " buffers)"));
+    }
+
+    /** The memory file this transport allocated that contains {@code segment}, or null. */
+    private MemoryFile.Mapped fileHolding(MemorySegment segment) {
+        Map.Entry<Long, MemoryFile.Mapped> e = files.floorEntry(segment.address());
+        if (e == null) {
+            return null;
+        }
+        MemorySegment file = e.getValue().segment();
+        long offset = segment.address() - file.address();
+        return offset + segment.byteSize() <= file.byteSize() ? e.getValue() : null;
+    }
+
+    /**
+     * Backs {@code RdmaManager.allocate()} with a memory file, so that same-host holders map the
+     * buffer once and copy with plain memory copies instead of system calls. The mapping and the
+     * descriptor live as long as {@code arena}.
+     *
+     * @throws IOException if the memory file cannot be created (e.g. too many open files)
+     */
+    @Override
+    public MemorySegment allocate(long size, Arena arena) throws IOException {
+        MemoryFile.Mapped mapped = MemoryFile.create("rdma4j-shm-buffer", size, arena,
+                fd -> files.values().removeIf(m -> m.fd() == fd));
+        files.put(mapped.segment().address(), mapped);
+        return mapped.segment();
+    }
+
+    /**
+     * Ends holders' access: no copy starts after this begins, and it returns once the copies in
+     * flight ended (at most {@link ShmSettings#RELEASE_WAIT}; a longer wait, which only a stopped
+     * holder causes, is logged at WARNING).
+     */
+    @Override
+    public void release(long bufferId) {
+        Published p = published.remove(bufferId);
+        if (p != null && !table.revoke(p.slot(), releaseWait)) {
+            LOG.log(System.Logger.Level.WARNING, "shm: a same-host holder was still copying buffer {0} after {1}; "
+                    + "released anyway", bufferId, releaseWait);
+        }
+    }
+
+    /** The owner's answer to a holder's ATTACH: key and incarnation first, then the grant. */
+    @SuppressWarnings("try")    // the pin is held, not used: it keeps the memory alive while the grant is built
+    private byte[] serve(Endpoint from, byte[] payload) {
+        ShmProtocol.Attach attach = ShmProtocol.readAttach(payload);
+        if (!refusal.isEmpty()) {
+            return ShmProtocol.refused(ShmProtocol.NOT_PERMITTED & 0xff, "owner does not permit cross-memory attach: " + refusal);
+        }
+        try {
+            LocalBuffer buffer = context.registrations().lookup(attach.incarnation(), attach.bufferId(),
+                    attach.accessKey(), 0, 1);
+            try (LocalBuffer.Pin pin = buffer.pin()) {
+                Published p = published.get(attach.bufferId());
+                if (p == null) {
+                    return ShmProtocol.refused(ErrorCode.ACCESS_DENIED.wire(), ShmProtocol.denied(attach.bufferId()));
+                }
+                MemoryFile.Mapped f = p.file();
+                return ShmProtocol.granted(new ShmProtocol.Grant(ProcessHandle.current().pid(), table.fd(), p.slot(),
+                        p.segment().address(), p.segment().byteSize(), f == null ? -1 : f.fd(),
+                        f == null ? 0 : p.segment().address() - f.segment().address(),
+                        f == null ? 0 : f.segment().byteSize()));
+            }
+        } catch (BufferAccessException e) {
+            return ShmProtocol.refused(ErrorCode.of(e.reason()).wire(), e.getMessage());
+        }
+    }
+
+    /**
+     * Decides once per token how ops reach its buffer.
+     *
+     * @throws TransportException {@link TransportException.Kind#PEER_UNREACHABLE} when this process
+     *                            cannot attach to the owner (other host or user, refused by the
+     *                            owner or the kernel): the reason is logged once per owner at INFO
+     */
+    @Override
+    public Object decodeContext(RemoteBufferRef remote) {
+        return holder.decode(remote);
+    }
+
+    @Override
+    public CompletableFuture<Void> submit(List<TransportOp> ops, Deadline deadline) {
+        Cancellation cancellation = new Cancellation();
+        CompletableFuture<Void> future = new CompletableFuture<>() {
+            @Override
+            public boolean cancel(boolean mayInterruptIfRunning) {
+                cancellation.cancel();          // returns once the piece in flight ended
+                return super.cancel(mayInterruptIfRunning);
+            }
+        };
+        if (closed) {
+            future.completeExceptionally(new TransportException(TransportException.Kind.INTERNAL, "shm transport closed"));
+            return future;
+        }
+        workers.execute(() -> {
+            try {
+                for (TransportOp op : ops) {
+                    holder.run(op, deadline, cancellation);
+                }
+                future.complete(null);
+            } catch (Throwable t) {
+                future.completeExceptionally(t);
+            }
+        });
+        return future;
+    }
+
+    @Override
+    public void submitAndWait(List<TransportOp> ops, Deadline deadline) {
+        if (closed) {
+            throw new TransportException(TransportException.Kind.INTERNAL, "shm transport closed");
+        }
+        for (TransportOp op : ops) {
+            holder.run(op, deadline, Cancellation.NONE);
+        }
+    }
+
+    /** Stops the op threads, unmaps peers' tables and closes this owner's table. Idempotent. */
+    @Override
+    public synchronized void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        workers.close();        // waits for ops in flight: they are bounded by their deadlines
+        holder.close();
+        table.close();
+    }
+}

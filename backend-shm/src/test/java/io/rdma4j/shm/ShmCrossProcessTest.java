@@ -1,0 +1,229 @@
+package io.rdma4j.shm;
+
+import io.rdma4j.PeerUnreachableException;
+import io.rdma4j.RdmaManager;
+import io.rdma4j.RdmaRemoteBuffer;
+import io.rdma4j.RdmaTimeoutException;
+import io.rdma4j.RemoteAccessException;
+import io.rdma4j.spi.TransportProvider;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.ServiceLoader;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.TimeUnit;
+import java.util.logging.Handler;
+import java.util.logging.Level;
+import java.util.logging.LogRecord;
+import java.util.logging.Logger;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** A second JVM on this host owns the buffer; this JVM holds the token and copies. */
+class ShmCrossProcessTest {
+
+    private static final Duration TIMEOUT = Duration.ofSeconds(60);
+    private static final long MIB = 1 << 20;
+
+    private static RdmaManager holder(String... transports) {
+        List<String> wanted = List.of(transports);
+        return RdmaManager.newBuilder().isolated().providers(ServiceLoader.load(TransportProvider.class).stream()
+                .map(ServiceLoader.Provider::get).filter(p -> wanted.contains(p.name())).toList()).build();
+    }
+
+    @ParameterizedTest(name = "{0} bytes, {1}")
+    @CsvSource({"8, allocate", "4096, allocate", "1048577, allocate", "67108864, allocate",
+                "8, register", "4096, register", "1048577, register", "67108864, register"})
+    void readThenWrite_acrossProcesses_movesExactBytes(long size, String memory) throws Exception {
+        try (ShmPeerProcess owner = ShmPeerProcess.start("size=" + size, "memory=" + memory, "rdma.shm.chunkMiB=1");
+             RdmaManager holder = holder("shm");
+             Arena arena = Arena.ofShared()) {
+            assertEquals("OK", owner.command("fill 7"));
+            MemorySegment local = arena.allocate(size, 8);
+
+            holder.read(owner.token(), local, TIMEOUT).join();
+
+            assertEquals(-1, Patterns.mismatch(local, 7));
+            Patterns.fill(local, 9);
+            holder.write(owner.token(), local, TIMEOUT).join();
+            assertEquals("CRC " + Long.toHexString(Patterns.crc(local)), owner.command("crc"));
+        }
+    }
+
+    @Test
+    void readOwnBuffer_sameManager_isPlainCopy() {
+        try (RdmaManager manager = holder("shm"); Arena arena = Arena.ofShared()) {
+            var buffer = manager.allocate(4096).join();
+            Patterns.fill(buffer.segment(), 3);
+            MemorySegment local = arena.allocate(4096);
+
+            manager.read(buffer.remote(), local, TIMEOUT).join();
+
+            assertEquals(-1, Patterns.mismatch(local, 3));
+        }
+    }
+
+    @ParameterizedTest
+    @CsvSource({"allocate", "register"})
+    void release_duringTransfers_inFlightOnesEnd_laterOnesAreRefused(String memory) throws Exception {
+        try (ShmPeerProcess owner = ShmPeerProcess.start("size=" + 64 * MIB, "memory=" + memory, "rdma.shm.chunkMiB=1");
+             RdmaManager holder = holder("shm");
+             Arena arena = Arena.ofShared()) {
+            RdmaRemoteBuffer token = owner.token();
+            MemorySegment local = arena.allocate(64 * MIB, 8);
+            holder.read(token, local, TIMEOUT).join();                     // attached
+            CompletableFuture<Integer> reads = CompletableFuture.supplyAsync(() -> readUntilRefused(holder, token, local));
+
+            assertEquals("OK", owner.command("release"));
+            int succeeded = reads.get(60, TimeUnit.SECONDS);
+
+            assertTrue(succeeded >= 0);
+            Throwable refused = failureOf(holder.read(token, local, TIMEOUT));
+            assertTrue(causeOf(refused, RemoteAccessException.class), String.valueOf(refused));
+            assertTrue(refused.getMessage().contains("denied"), refused.getMessage());
+        }
+    }
+
+    /** Reads until one is refused as released; any other failure fails the test. */
+    private static int readUntilRefused(RdmaManager holder, RdmaRemoteBuffer token, MemorySegment local) {
+        for (int n = 0; ; n++) {
+            try {
+                holder.read(token, local, TIMEOUT).join();
+            } catch (CompletionException e) {
+                if (causeOf(e, RemoteAccessException.class)) {
+                    return n;
+                }
+                throw e;
+            }
+        }
+    }
+
+    @ParameterizedTest
+    @CsvSource({"allocate", "register"})
+    void ownerKilled_midTransfers_opFailsAsUnreachable_holderLivesOn(String memory) throws Exception {
+        try (ShmPeerProcess owner = ShmPeerProcess.start("size=" + 64 * MIB, "memory=" + memory, "rdma.shm.chunkMiB=1");
+             RdmaManager holder = holder("shm");
+             Arena arena = Arena.ofShared()) {
+            RdmaRemoteBuffer token = owner.token();
+            MemorySegment local = arena.allocate(64 * MIB, 8);
+            holder.read(token, local, TIMEOUT).join();
+            CompletableFuture<Throwable> reads = CompletableFuture.supplyAsync(() -> {
+                while (true) {
+                    try {
+                        holder.read(token, local, TIMEOUT).join();
+                    } catch (CompletionException e) {
+                        return e;
+                    }
+                }
+            });
+
+            owner.process().destroyForcibly();     // SIGKILL
+            assertTrue(owner.process().waitFor(60, TimeUnit.SECONDS));
+            Throwable failure = reads.get(60, TimeUnit.SECONDS);
+
+            assertTrue(causeOf(failure, PeerUnreachableException.class), String.valueOf(failure));
+            Throwable again = failureOf(holder.read(token, local, TIMEOUT));
+            assertTrue(causeOf(again, PeerUnreachableException.class) || causeOf(again, RemoteAccessException.class),
+                    String.valueOf(again));
+        }
+    }
+
+    @ParameterizedTest
+    @CsvSource({"allocate", "register"})
+    void read_deadlineShorterThanTheCopy_failsAsTimeout_andTheNextReadWorks(String memory) throws Exception {
+        try (ShmPeerProcess owner = ShmPeerProcess.start("size=" + 64 * MIB, "memory=" + memory, "rdma.shm.chunkMiB=1");
+             RdmaManager holder = holder("shm");
+             Arena arena = Arena.ofShared()) {
+            MemorySegment local = arena.allocate(64 * MIB, 8);
+            holder.read(owner.token(), local, TIMEOUT).join();             // attached and mapped
+
+            Throwable late = failureOf(holder.read(owner.token(), local, Duration.ofNanos(1)));
+
+            assertTrue(causeOf(late, RdmaTimeoutException.class), String.valueOf(late));
+            assertEquals("OK", owner.command("fill 4"));
+            holder.read(owner.token(), local, TIMEOUT).join();
+            assertEquals(-1, Patterns.mismatch(local, 4));
+        }
+    }
+
+    @Test
+    void ownerClosesArenaWithoutRelease_nextOpFailsCleanly() throws Exception {
+        try (ShmPeerProcess owner = ShmPeerProcess.start("size=" + MIB, "memory=register");
+             RdmaManager holder = holder("shm");
+             Arena arena = Arena.ofShared()) {
+            MemorySegment local = arena.allocate(MIB, 8);
+            holder.read(owner.token(), local, TIMEOUT).join();
+
+            assertEquals("OK", owner.command("closearena"));
+            Throwable failure = failureOf(holder.read(owner.token(), local, TIMEOUT));
+
+            assertTrue(causeOf(failure, RemoteAccessException.class), String.valueOf(failure));
+            assertTrue(owner.command("crc").startsWith("ERR"), "the owner's arena is closed, the owner still answers");
+        }
+    }
+
+    @Test
+    void permissionRefused_holderFallsBackToTcp_andLogsTheReasonOnceAtInfo() throws Exception {
+        List<LogRecord> records = new ArrayList<>();
+        Logger jul = Logger.getLogger(ShmHolder.class.getName());
+        Handler capture = new Handler() {
+            @Override
+            public synchronized void publish(LogRecord r) {
+                records.add(r);
+            }
+
+            @Override
+            public void flush() {
+            }
+
+            @Override
+            public void close() {
+            }
+        };
+        jul.addHandler(capture);
+        try (ShmPeerProcess owner = ShmPeerProcess.start("size=4096", "transports=shm,tcp", "rdma.shm.skipPtracer=true");
+             RdmaManager holder = holder("shm", "tcp");
+             Arena arena = Arena.ofShared()) {
+            assertEquals("OK", owner.command("fill 5"));
+            MemorySegment local = arena.allocate(4096);
+
+            holder.read(owner.token(), local, TIMEOUT).join();
+            holder.read(owner.token(), local, TIMEOUT).join();
+
+            assertEquals(-1, Patterns.mismatch(local, 5));
+            List<LogRecord> fallbacks;
+            synchronized (capture) {
+                fallbacks = records.stream().filter(r -> r.getLevel() == Level.INFO
+                        && r.getMessage().contains("falling back")).toList();
+            }
+            assertEquals(1, fallbacks.size(), records.toString());
+            String text = String.valueOf(fallbacks.getFirst().getParameters()[2]);
+            assertTrue(text.contains("rdma.shm.skipPtracer"), text);
+        } finally {
+            jul.removeHandler(capture);
+        }
+    }
+
+    private static Throwable failureOf(CompletableFuture<?> f) {
+        CompletionException e = assertThrows(CompletionException.class, f::join);
+        return e.getCause();
+    }
+
+    private static boolean causeOf(Throwable t, Class<? extends Throwable> type) {
+        for (Throwable c = t; c != null; c = c.getCause()) {
+            if (type.isInstance(c)) {
+                return true;
+            }
+        }
+        return false;
+    }
+}

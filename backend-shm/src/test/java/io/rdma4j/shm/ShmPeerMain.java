@@ -1,0 +1,104 @@
+package io.rdma4j.shm;
+
+import io.rdma4j.RdmaManager;
+import io.rdma4j.RdmaRemoteBuffer;
+import io.rdma4j.spi.TransportProvider;
+
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.nio.charset.StandardCharsets;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.ServiceLoader;
+
+/**
+ * The owner process of the cross-process tests. Arguments: {@code size=<bytes>},
+ * {@code memory=allocate|register} ({@code RdmaManager.allocate}, backed by a memory file, or a
+ * caller-owned arena segment registered with {@code register}), {@code transports=shm,tcp} and
+ * any {@code <setting>=<value>}. Prints {@code TOKEN <hex>}, then answers one line per command:
+ * <pre>
+ * fill &lt;seed&gt;   -> OK           (writes pattern seed into the buffer)
+ * crc           -> CRC &lt;hex&gt;    (CRC32C of the buffer)
+ * release       -> OK           (releases the buffer)
+ * closearena    -> OK           (register only: closes the arena without releasing)
+ * exit          -> closes everything and exits
+ * </pre>
+ */
+public final class ShmPeerMain {
+
+    private ShmPeerMain() {
+    }
+
+    public static void main(String[] args) throws Exception {
+        long size = 0;
+        boolean allocate = true;
+        List<String> transports = List.of("shm");
+        var builder = RdmaManager.newBuilder().isolated();
+        for (String arg : args) {
+            int eq = arg.indexOf('=');
+            String key = arg.substring(0, eq);
+            String value = arg.substring(eq + 1);
+            switch (key) {
+                case "size" -> size = Long.parseLong(value);
+                case "memory" -> allocate = value.equals("allocate");
+                case "transports" -> transports = List.of(value.split(","));
+                default -> builder.set(key, value);
+            }
+        }
+        List<String> wanted = transports;
+        builder.providers(ServiceLoader.load(TransportProvider.class).stream().map(ServiceLoader.Provider::get)
+                .filter(p -> wanted.contains(p.name())).toList());
+        Arena arena = Arena.ofShared();
+        try (RdmaManager manager = builder.build()) {
+            MemorySegment segment;
+            RdmaRemoteBuffer token;
+            if (allocate) {
+                var buffer = manager.allocate(size).join();
+                segment = buffer.segment();
+                token = buffer.remote();
+            } else {
+                segment = arena.allocate(size, 4096);
+                token = manager.register(segment).join();
+            }
+            System.out.println("TOKEN " + HexFormat.of().formatHex(token.toBytes()));
+            System.out.flush();
+            BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+            for (String line; (line = in.readLine()) != null; ) {
+                String[] words = line.trim().split(" ");
+                String answer;
+                try {
+                    answer = switch (words[0]) {
+                        case "fill" -> {
+                            Patterns.fill(segment, Long.parseLong(words[1]));
+                            yield "OK";
+                        }
+                        case "crc" -> "CRC " + Long.toHexString(Patterns.crc(segment));
+                        case "release" -> {
+                            manager.release(token).join();
+                            yield "OK";
+                        }
+                        case "closearena" -> {
+                            arena.close();
+                            yield "OK";
+                        }
+                        case "exit" -> null;
+                        default -> "ERR unknown command " + words[0];
+                    };
+                } catch (RuntimeException e) {
+                    answer = "ERR " + String.valueOf(e.getMessage()).replace('\n', ' ');
+                }
+                if (answer == null) {
+                    break;
+                }
+                System.out.println(answer);
+                System.out.flush();
+            }
+        } finally {
+            if (arena.scope().isAlive()) {
+                arena.close();
+            }
+        }
+    }
+}
