@@ -1,0 +1,395 @@
+package io.rdma4j.contract;
+
+import io.rdma4j.RdmaAction;
+import io.rdma4j.RdmaBuffer;
+import io.rdma4j.RdmaManager;
+import io.rdma4j.RdmaManagerBuilder;
+import io.rdma4j.RdmaRemoteBuffer;
+import io.rdma4j.RdmaSubmitException;
+import io.rdma4j.RdmaTimeoutException;
+import io.rdma4j.RemoteAccessException;
+import io.rdma4j.StaleTokenException;
+import io.rdma4j.testing.ForgedTokens;
+import io.rdma4j.spi.TransportProvider;
+import io.rdma4j.testing.Managers;
+import io.rdma4j.testing.StubProvider;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+
+/**
+ * The transport contract: what every transport does, checked through two real managers (an owner
+ * and a holder) that run only the transport under test. A transport's own tests extend this class
+ * and name their provider; nothing else changes. Published in the {@code rdma4j-api} test-jar
+ * (type {@code test-jar}, classifier {@code tests}).
+ *
+ * <pre>{@code
+ * class TcpContractTest extends TransportContractTest {
+ *     protected TransportProvider provider() { return new TcpTransportProvider(); }
+ * }
+ * }</pre>
+ */
+public abstract class TransportContractTest {
+
+    /** How long a transfer that should succeed may take: a safety net, not a speed expectation. */
+    protected static final Duration TIMEOUT = Duration.ofSeconds(60);
+    private static final long MIB = 1L << 20;
+    private static final String DENIED = "denied: no such buffer, released, or wrong access key";
+
+    @RegisterExtension
+    final Managers managers = new Managers();
+
+    /**
+     * A new, unopened provider of the transport under test; called once per manager.
+     *
+     * @return the provider
+     */
+    protected abstract TransportProvider provider();
+
+    /**
+     * Settings for every manager of the suite, as key/value pairs (for example a small chunk size
+     * so that multi-chunk paths run on small buffers). Default: none.
+     *
+     * @return the settings
+     */
+    protected Map<String, String> settings() {
+        return Map.of();
+    }
+
+    /**
+     * Starts a manager that runs the transport under test, and {@code others} too.
+     *
+     * @param others more providers, e.g. test doubles
+     * @return the started manager, closed after the test
+     */
+    protected RdmaManager manager(TransportProvider... others) {
+        List<TransportProvider> providers = new ArrayList<>(List.of(others));
+        providers.add(provider());
+        RdmaManagerBuilder b = RdmaManager.newBuilder().isolated().providers(providers);
+        settings().forEach(b::set);
+        return managers.track(b.build());
+    }
+
+    private String name() {
+        return provider().name();
+    }
+
+    // ------------------------------------------------------------------ register and release
+
+    @Test
+    void register_advertisesTheTransport_andReleaseForgetsTheBuffer() {
+        RdmaManager owner = manager();
+        RdmaRemoteBuffer token = owner.register(segment(64)).join();
+
+        assertEquals(List.of(name()), List.copyOf(token.transports()));
+        assertEquals(1, owner.registeredBufferCount());
+        owner.release(token.id()).join();
+        assertEquals(0, owner.registeredBufferCount());
+    }
+
+    // ------------------------------------------------------------------ bytes
+
+    @ParameterizedTest(name = "{0} bytes")
+    @ValueSource(longs = {1, 4095, MIB + 1})
+    void write_thenRead_movesExactlyTheBytes(long size) {
+        RdmaManager owner = manager();
+        RdmaManager holder = manager();
+        RdmaBuffer buffer = owner.allocate(size).join();
+        MemorySegment source = pattern(size, 7);
+        MemorySegment back = segment(size);
+
+        holder.write(buffer.remote(), source, TIMEOUT).join();
+        holder.read(buffer.remote(), back, TIMEOUT).join();
+
+        assertEquals(-1, source.mismatch(buffer.segment()), "the owner's memory holds what was written");
+        assertEquals(-1, source.mismatch(back), "the read brought back what was written");
+    }
+
+    @Test
+    void write_ofASmallerLocal_fillsOnlyTheRemotePrefix() {
+        RdmaManager owner = manager();
+        RdmaManager holder = manager();
+        RdmaBuffer buffer = owner.allocate(4096).join();
+        buffer.segment().fill((byte) 1);
+
+        holder.write(buffer.remote(), segment(1000).fill((byte) 2), TIMEOUT).join();
+
+        assertEquals(2, buffer.segment().get(ValueLayout.JAVA_BYTE, 999));
+        assertEquals(1, buffer.segment().get(ValueLayout.JAVA_BYTE, 1000));
+    }
+
+    @Test
+    void read_intoALargerLocal_fillsOnlyTheLocalPrefix() {
+        RdmaManager owner = manager();
+        RdmaManager holder = manager();
+        RdmaBuffer buffer = owner.allocate(1000).join();
+        buffer.segment().fill((byte) 3);
+        MemorySegment local = segment(4096).fill((byte) 9);
+
+        holder.read(buffer.remote(), local, TIMEOUT).join();
+
+        assertEquals(3, local.get(ValueLayout.JAVA_BYTE, 999));
+        assertEquals(9, local.get(ValueLayout.JAVA_BYTE, 1000));
+    }
+
+    @Test
+    void callerRegisteredMemory_isServedLikeAllocatedMemory() {
+        RdmaManager owner = manager();
+        RdmaManager holder = manager();
+        MemorySegment mine = segment(256).fill((byte) 5);
+        RdmaRemoteBuffer token = owner.register(mine).join();
+        MemorySegment back = segment(256);
+
+        holder.read(token, back, TIMEOUT).join();
+
+        assertEquals(-1, mine.mismatch(back));
+    }
+
+    // ------------------------------------------------------------------ slices
+
+    @Test
+    void slice_writeAndRead_moveExactlyTheSlicesRange() {
+        RdmaManager owner = manager();
+        RdmaManager holder = manager();
+        RdmaBuffer buffer = owner.allocate(8192).join();
+        RdmaRemoteBuffer slice = buffer.remote().slice(3000, 1000);
+        MemorySegment source = pattern(1000, 11);
+        MemorySegment back = segment(1000);
+
+        holder.write(slice, source, TIMEOUT).join();
+        holder.read(slice, back, TIMEOUT).join();
+
+        assertEquals(-1, source.mismatch(back));
+        assertEquals(-1, source.mismatch(buffer.segment().asSlice(3000, 1000)));
+        assertEquals(0, buffer.segment().get(ValueLayout.JAVA_BYTE, 2999), "nothing before the slice changed");
+        assertEquals(0, buffer.segment().get(ValueLayout.JAVA_BYTE, 4000), "nothing after the slice changed");
+    }
+
+    @Test
+    void sliceOfASlice_writesAtTheComposedOffset() {
+        RdmaManager owner = manager();
+        RdmaManager holder = manager();
+        RdmaBuffer buffer = owner.allocate(4096).join();
+
+        holder.write(buffer.remote().slice(1024, 2048).slice(100, 10), segment(10).fill((byte) 4), TIMEOUT).join();
+
+        assertEquals(4, buffer.segment().get(ValueLayout.JAVA_BYTE, 1124));
+        assertEquals(4, buffer.segment().get(ValueLayout.JAVA_BYTE, 1133));
+        assertEquals(0, buffer.segment().get(ValueLayout.JAVA_BYTE, 1134));
+    }
+
+    @Test
+    void sliceBeyondTheRegistration_isRefusedByTheOwner() {
+        RdmaManager owner = manager();
+        RdmaManager holder = manager();
+        RdmaBuffer buffer = owner.allocate(4096).join();
+        RdmaRemoteBuffer claimsMore = ForgedTokens.withSize(buffer.remote(), 8192);
+
+        Throwable failure = failureOf(holder.read(claimsMore.slice(4000, 200), segment(200), TIMEOUT));
+
+        RemoteAccessException e = assertInstanceOf(RemoteAccessException.class, failure.getCause());
+        assertTrue(e.getMessage().contains("outside buffer " + buffer.id()), e.getMessage());
+    }
+
+    // ------------------------------------------------------------------ refusals
+
+    @Test
+    void releasedBuffer_unknownId_andWrongKey_areRefusedIdentically() {
+        RdmaManager owner = manager();
+        RdmaManager holder = manager();
+        RdmaBuffer released = owner.allocate(64).join();
+        released.close();
+        RdmaBuffer live = owner.allocate(64).join();
+        RdmaRemoteBuffer t = live.remote();
+        RdmaRemoteBuffer unknown = ForgedTokens.withId(t, 1_000_000);
+        RdmaRemoteBuffer wrongKey = ForgedTokens.withWrongKey(t);
+
+        List<Throwable> refusals = new ArrayList<>();
+        for (RdmaRemoteBuffer token : List.of(released.remote(), unknown, wrongKey)) {
+            refusals.add(failureOf(holder.read(token, segment(64), TIMEOUT)).getCause());
+        }
+
+        for (int i = 0; i < refusals.size(); i++) {
+            Throwable e = refusals.get(i);
+            assertEquals(RemoteAccessException.class, e.getClass(), String.valueOf(e));
+            long id = i == 0 ? released.id() : i == 1 ? 1_000_000 : t.id();
+            assertTrue(e.getMessage().endsWith("access to buffer " + id + " " + DENIED), e.getMessage());
+        }
+        assertEquals(1, owner.registeredBufferCount(), "the live buffer was not touched");
+    }
+
+    @Test
+    void tokenOfAnEarlierIncarnation_isRefusedAsStale_andNeverServedFromOtherMemory() {
+        RdmaManager owner = manager();
+        RdmaManager holder = manager();
+        RdmaBuffer buffer = owner.allocate(64).join();
+        buffer.segment().fill((byte) 6);
+        RdmaRemoteBuffer stale = ForgedTokens.ofAnotherIncarnation(buffer.remote());
+        MemorySegment local = segment(64);
+
+        Throwable failure = failureOf(holder.read(stale, local, TIMEOUT));
+
+        StaleTokenException e = assertInstanceOf(StaleTokenException.class, failure.getCause());
+        assertTrue(e.getMessage().contains("stale token"), e.getMessage());
+        assertEquals(0, local.get(ValueLayout.JAVA_BYTE, 0), "no byte of the live buffer reached the holder");
+    }
+
+    @Test
+    void remoteRelease_thenAccess_isRefusedAsDenied() {
+        RdmaManager owner = manager();
+        RdmaManager holder = manager();
+        RdmaRemoteBuffer token = owner.allocate(64).join().remote();
+
+        holder.release(token).join();
+        Throwable failure = failureOf(holder.write(token, segment(64), TIMEOUT));
+
+        RemoteAccessException e = assertInstanceOf(RemoteAccessException.class, failure.getCause());
+        assertTrue(e.getMessage().endsWith(DENIED), e.getMessage());
+        assertEquals(0, owner.registeredBufferCount());
+    }
+
+    // ------------------------------------------------------------------ deadlines and cancel
+
+    @Test
+    void zeroTimeout_failsWithATimeout_andTheNextOpSucceeds() {
+        RdmaManager owner = manager();
+        RdmaManager holder = manager();
+        RdmaBuffer buffer = owner.allocate(4096).join();
+
+        Throwable failure = failureOf(holder.read(buffer.remote(), segment(4096), Duration.ZERO));
+
+        assertInstanceOf(RdmaTimeoutException.class, failure.getCause(), String.valueOf(failure));
+        holder.read(buffer.remote(), segment(4096), TIMEOUT).join();
+    }
+
+    @Test
+    void cancel_completesTheFutureAsCancelled_andTheTransportKeepsServing() {
+        RdmaManager owner = manager();
+        RdmaManager holder = manager();
+        RdmaBuffer big = owner.allocate(64 * MIB).join();
+        RdmaBuffer small = owner.allocate(64).join();
+        small.segment().fill((byte) 8);
+
+        CompletableFuture<Void> f = holder.read(big.remote(), segment(64 * MIB), TIMEOUT);
+        boolean cancelled = f.cancel(true);
+        MemorySegment back = segment(64);
+        holder.read(small.remote(), back, TIMEOUT).join();
+
+        assertEquals(cancelled, f.isCancelled());
+        assertTrue(f.isDone());
+        assertEquals(8, back.get(ValueLayout.JAVA_BYTE, 63));
+    }
+
+    // ------------------------------------------------------------------ concurrency and scale
+
+    @Test
+    void manyConcurrentOpsOnOneBuffer_eachMovesItsOwnRange() throws Exception {
+        RdmaManager owner = manager();
+        RdmaManager holder = manager();
+        int parts = 64;
+        int partBytes = 4096;
+        RdmaBuffer buffer = owner.allocate((long) parts * partBytes).join();
+        List<CompletableFuture<Void>> writes = new ArrayList<>();
+        for (int i = 0; i < parts; i++) {
+            writes.add(holder.write(buffer.remote().slice((long) i * partBytes, partBytes), pattern(partBytes, i), TIMEOUT));
+        }
+        CompletableFuture.allOf(writes.toArray(CompletableFuture[]::new)).get(TIMEOUT.toSeconds(), TimeUnit.SECONDS);
+        List<MemorySegment> backs = new ArrayList<>();
+        List<CompletableFuture<Void>> reads = new ArrayList<>();
+        for (int i = 0; i < parts; i++) {
+            MemorySegment back = segment(partBytes);
+            backs.add(back);
+            reads.add(holder.read(buffer.remote().slice((long) i * partBytes, partBytes), back, TIMEOUT));
+        }
+        CompletableFuture.allOf(reads.toArray(CompletableFuture[]::new)).get(TIMEOUT.toSeconds(), TimeUnit.SECONDS);
+
+        for (int i = 0; i < parts; i++) {
+            assertEquals(-1, pattern(partBytes, i).mismatch(backs.get(i)), "part " + i);
+        }
+    }
+
+    @Test
+    void manyBuffers_inOneAction_areAllMoved_andAllReleased() {
+        RdmaManager owner = manager();
+        RdmaManager holder = manager();
+        List<RdmaBuffer> buffers = new ArrayList<>();
+        RdmaAction writes = holder.newAction();
+        for (int i = 0; i < 200; i++) {
+            RdmaBuffer b = owner.allocate(128).join();
+            buffers.add(b);
+            writes.writeFrom(b.remote(), pattern(128, i));
+        }
+
+        writes.submit(TIMEOUT).join();
+
+        for (int i = 0; i < buffers.size(); i++) {
+            assertEquals(-1, pattern(128, i).mismatch(buffers.get(i).segment()), "buffer " + i);
+        }
+        buffers.forEach(RdmaBuffer::close);
+        assertEquals(0, owner.registeredBufferCount());
+    }
+
+    // ------------------------------------------------------------------ not applicable
+
+    @Test
+    void anotherTransportNotApplicable_tokenAdvertisesOnlyThisOne_andOpsGoThroughIt() {
+        StubProvider picky = new StubProvider("picky", Integer.MAX_VALUE);
+        picky.notApplicableTo = segment -> "picky serves only memory it allocated";
+        RdmaManager owner = manager(picky);
+        RdmaManager holder = manager(new StubProvider("picky", Integer.MAX_VALUE));
+        RdmaBuffer buffer = owner.allocate(64).join();
+        buffer.segment().fill((byte) 12);
+        MemorySegment back = segment(64);
+
+        holder.read(buffer.remote(), back, TIMEOUT).join();
+
+        assertEquals(List.of(name()), List.copyOf(buffer.remote().transports()));
+        assertEquals(12, back.get(ValueLayout.JAVA_BYTE, 0));
+        buffer.close();
+        assertTrue(picky.idsOf("release").isEmpty(), "a transport that did not take the buffer is not asked to release it");
+    }
+
+    // ------------------------------------------------------------------ helpers
+
+    /** Native shared memory of {@code size} bytes, zeroed, freed after the test. */
+    protected MemorySegment segment(long size) {
+        return managers.arena().allocate(size, 8);
+    }
+
+    private MemorySegment pattern(long size, int seed) {
+        MemorySegment s = segment(size);
+        for (long i = 0; i < size; i++) {
+            s.set(ValueLayout.JAVA_BYTE, i, (byte) (i * 31 + seed * 7 + 1));
+        }
+        return s;
+    }
+
+    /** The exception {@code f} failed with (for an op: the {@link RdmaSubmitException}, its cause the transport's). */
+    private static Throwable failureOf(CompletableFuture<?> f) {
+        try {
+            f.get(TIMEOUT.toSeconds() * 2, TimeUnit.SECONDS);
+        } catch (ExecutionException e) {
+            return e.getCause();
+        } catch (Exception e) {
+            return fail("expected the op to fail, got " + e);
+        }
+        return fail("expected the op to fail, but it succeeded");
+    }
+}
