@@ -104,7 +104,7 @@ class ControlPlaneTest {
         Endpoint peer = new Endpoint("127.0.0.1", port);
         assertTrue(slowToOpen.openEntered.await(30, TimeUnit.SECONDS));
 
-        PeerReadiness whileOpening = probe(a, peer, Duration.ofMillis(300));
+        PeerReadiness whileOpening = probe(a, peer, Duration.ofSeconds(3)); // retries while STARTING, then says so
         slowToOpen.openGate.countDown();
         managers.track(starting.get(30, TimeUnit.SECONDS));
         PeerReadiness afterwards = probe(a, peer, PROBE);

@@ -127,6 +127,7 @@ public final class LocalMemoryCache {
     /** Drops every entry whose segment's arena was closed. */
     public void sweep() {
         entries.asMap().entrySet().removeIf(en -> !en.getValue().segment.scope().isAlive());
+        entries.cleanUp();
     }
 
     /** How many handles are cached. */

@@ -1,6 +1,7 @@
 package io.rdma4j.testing;
 
 import io.rdma4j.spi.Availability;
+import io.rdma4j.spi.LocalMemory;
 import io.rdma4j.spi.Registered;
 import io.rdma4j.spi.Transport;
 import io.rdma4j.spi.TransportContext;
@@ -11,6 +12,7 @@ import io.rdma4j.spi.Setting;
 import io.rdma4j.spi.Settings;
 import io.rdma4j.spi.TransportException;
 
+import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
@@ -48,6 +50,18 @@ public final class StubProvider implements TransportProvider {
     public volatile SubmitMode submitMode = SubmitMode.COPY;
     /** When set, {@link Transport#decodeContext} throws it (e.g. PEER_UNREACHABLE: this transport declines the token). */
     public volatile RuntimeException decodeFailure;
+    /** Whether the transport prepares local memory (as verbs does); see {@link #prepared} and {@link #closedLocal}. */
+    public volatile boolean preparesLocal;
+    /** When set, {@code allocate(size, arena)} offers memory from this arena-tied allocator instead of declining. */
+    public volatile boolean offersMemory;
+    /** Every local segment prepared, in order, by address. */
+    public final List<Long> prepared = Collections.synchronizedList(new ArrayList<>());
+    /** Every prepared local memory closed, in order, by address. */
+    public final List<Long> closedLocal = Collections.synchronizedList(new ArrayList<>());
+    /** Per op of the last submit: the address of the prepared local memory it carried, or 0 for none. */
+    public volatile List<Long> localMemoryOfLastSubmit = List.of();
+    /** Segments this transport allocated, by address. */
+    public final List<Long> allocated = Collections.synchronizedList(new ArrayList<>());
     public volatile RuntimeException submitFailure = new TransportException(TransportException.Kind.INTERNAL, "stub submit failed");
     /** When set, register waits for it (after counting down {@link #registerEntered}). */
     public volatile CountDownLatch registerGate;
@@ -150,7 +164,8 @@ public final class StubProvider implements TransportProvider {
             SEGMENTS.put(handle, segment);
             handleById.put(bufferId, handle);
             segmentById.put(bufferId, segment);
-            return Registered.context(ByteBuffer.allocate(8).putLong(handle).array());
+            byte[] ctx = ByteBuffer.allocate(8).putLong(handle).array();
+            return preparesLocal ? Registered.context(ctx, new StubLocal(segment, false)) : Registered.context(ctx);
         }
 
         @Override
@@ -180,8 +195,31 @@ public final class StubProvider implements TransportProvider {
         }
 
         @Override
+        public boolean preparesLocalMemory() {
+            return preparesLocal;
+        }
+
+        @Override
+        public LocalMemory prepareLocal(MemorySegment segment) {
+            prepared.add(segment.address());
+            return new StubLocal(segment, true);
+        }
+
+        @Override
+        public MemorySegment allocate(long size, Arena arena) {
+            if (!offersMemory) {
+                return null;
+            }
+            MemorySegment s = arena.allocate(size, 4096);
+            allocated.add(s.address());
+            return s;
+        }
+
+        @Override
         public CompletableFuture<Void> submit(List<TransportOp> ops, Deadline deadline) {
             record("submit " + ops.size());
+            localMemoryOfLastSubmit = ops.stream().map(op -> op.localMemory() == null ? 0L
+                    : op.localMemory().segment().address()).toList();
             switch (submitMode) {
                 case NEVER_COMPLETE:
                     return new CompletableFuture<>();
@@ -209,6 +247,30 @@ public final class StubProvider implements TransportProvider {
         @Override
         public void close() {
             record("close");
+        }
+    }
+
+    /** Prepared local memory; records its closing (registrations' own are never closed by the manager). */
+    private final class StubLocal implements LocalMemory {
+        private final MemorySegment segment;
+        private final boolean prepared;
+
+        StubLocal(MemorySegment segment, boolean prepared) {
+            this.segment = segment;
+            this.prepared = prepared;
+        }
+
+        @Override
+        public MemorySegment segment() {
+            return segment;
+        }
+
+        @Override
+        public void close() {
+            if (!prepared) {
+                throw new AssertionError("the manager closed a registration's local memory");
+            }
+            closedLocal.add(segment.address());
         }
     }
 }

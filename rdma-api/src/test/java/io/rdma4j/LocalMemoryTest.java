@@ -1,0 +1,106 @@
+package io.rdma4j;
+
+import io.rdma4j.testing.Managers;
+import io.rdma4j.testing.StubProvider;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.time.Duration;
+import java.util.HashSet;
+import java.util.List;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** Prepared local memory: made once per segment, never for registered memory, closed exactly once. */
+class LocalMemoryTest {
+
+    private static final Duration TIMEOUT = Duration.ofSeconds(30);
+
+    @RegisterExtension
+    final Managers managers = new Managers();
+
+    private final StubProvider ownerSide = new StubProvider("verbs", 1);
+    private final StubProvider holderSide = new StubProvider("verbs", 1);
+
+    private RdmaManager holder(String... settings) {
+        holderSide.preparesLocal = true;
+        RdmaManagerBuilder b = RdmaManager.newBuilder().isolated().providers(List.of(holderSide));
+        for (int i = 0; i < settings.length; i += 2) {
+            b.set(settings[i], settings[i + 1]);
+        }
+        return managers.track(b.build());
+    }
+
+    private RdmaRemoteBuffer remote() {
+        return managers.start(ownerSide).allocate(64).join().remote();
+    }
+
+    @Test
+    void localSegment_isPreparedOnce_andItsPreparationIsReusedByLaterOps() {
+        RdmaManager holder = holder();
+        RdmaRemoteBuffer remote = remote();
+        MemorySegment local = managers.arena().allocate(64);
+
+        holder.read(remote, local, TIMEOUT).join();
+        holder.read(remote, local, TIMEOUT).join();
+
+        assertEquals(List.of(local.address()), holderSide.prepared);
+        assertEquals(List.of(local.address()), holderSide.localMemoryOfLastSubmit);
+    }
+
+    @Test
+    void localSegmentInsideARegisteredBuffer_usesTheRegistrationsMemory_andIsNeverPrepared() {
+        RdmaManager holder = holder();
+        RdmaRemoteBuffer remote = remote();
+        RdmaBuffer mine = holder.allocate(4096).join();
+
+        holder.read(remote, mine.segment().asSlice(1024, 64), TIMEOUT).join();
+
+        assertTrue(holderSide.prepared.isEmpty(), "registered memory was prepared again: " + holderSide.prepared);
+        assertEquals(List.of(mine.segment().address()), holderSide.localMemoryOfLastSubmit);
+    }
+
+    @Test
+    void arenaClosed_thePreparationIsClosedAtTheNextSweep() {
+        RdmaManager holder = holder();
+        RdmaRemoteBuffer remote = remote();
+        Arena arena = Arena.ofShared();
+        MemorySegment local = arena.allocate(64);
+        holder.read(remote, local, TIMEOUT).join();
+        long address = local.address();
+
+        arena.close();
+        holder.sweepLocalMemory();
+
+        assertEquals(List.of(address), holderSide.closedLocal);
+    }
+
+    @Test
+    void moreSegmentsThanTheCacheHolds_evictedPreparationsAreClosed_andEachIsClosedOnceByTheEnd() {
+        RdmaManager holder = holder("rdma.localMemoryCacheEntries", "2");
+        RdmaRemoteBuffer remote = remote();
+        for (int i = 0; i < 20; i++) {
+            holder.read(remote, managers.arena().allocate(64), TIMEOUT).join();
+        }
+        holder.sweepLocalMemory();
+
+        assertTrue(holderSide.closedLocal.size() >= 18, "at most 2 kept, closed: " + holderSide.closedLocal.size());
+        holder.close();
+        assertEquals(new HashSet<>(holderSide.prepared), new HashSet<>(holderSide.closedLocal));
+        assertEquals(holderSide.prepared.size(), holderSide.closedLocal.size(), "closed exactly once each");
+    }
+
+    @Test
+    void transportThatPreparesNothing_opsCarryNoLocalMemory() {
+        RdmaManager holder = managers.start(holderSide);
+        RdmaRemoteBuffer remote = remote();
+
+        holder.read(remote, managers.arena().allocate(64), TIMEOUT).join();
+
+        assertTrue(holderSide.prepared.isEmpty());
+        assertEquals(List.of(0L), holderSide.localMemoryOfLastSubmit);
+    }
+}
