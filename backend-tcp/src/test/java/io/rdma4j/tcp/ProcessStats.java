@@ -88,14 +88,19 @@ record ProcessStats(long openFds, long sockets, int threads) {
             thread.interrupt();
             thread.join();
             synchronized (samples) {
-                long span = samples.getLast()[0];
+                // Tenths of the span the samples cover (a loaded machine may take a while for the first
+                // one); the first sample always counts for the first tenth, the last for the last.
+                long from = samples.getFirst()[0];
+                long to = samples.getLast()[0];
+                long tenth = (to - from) / 10;
                 ProcessStats first = new ProcessStats(0, 0, 0);
                 ProcessStats last = new ProcessStats(0, 0, 0);
                 for (long[] s : samples) {
                     ProcessStats p = new ProcessStats(s[1], s[2], (int) s[3]);
-                    if (s[0] <= span / 10) {
+                    if (s[0] <= from + tenth) {
                         first = first.max(p);
-                    } else if (s[0] >= span - span / 10) {
+                    }
+                    if (s[0] >= to - tenth) {
                         last = last.max(p);
                     }
                 }
