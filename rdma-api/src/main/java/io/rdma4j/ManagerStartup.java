@@ -229,7 +229,7 @@ final class ManagerStartup {
         if (failed.isEmpty()) {
             StringBuilder sb = new StringBuilder("no RDMA transport available");
             if (unavailable.isEmpty()) {
-                sb.append(": no transport provider found (is backend-tcp or backend-ibverbs on the class/module path?)");
+                sb.append(": no transport provider found (is rdma4j-transport-tcp, rdma4j-transport-shm or rdma4j-transport-ibverbs on the class/module path?)");
             } else {
                 sb.append(": ");
                 unavailable.forEach((n, r) -> sb.append(n).append(": ").append(r).append("; "));

@@ -2,7 +2,7 @@
  * The transport SPI, version 2.
  *
  * <pre>
- *   RdmaManager (rdma-api)                             transport (backend-*)
+ *   RdmaManager (rdma4j-api)                           transport (rdma4j-transport-*)
  *   ----------------------                             ---------------------
  *   ServiceLoader&lt;TransportProvider&gt; -- settings() -----&gt; declared knobs
  *                                   -- availability() -&gt; available / why not
