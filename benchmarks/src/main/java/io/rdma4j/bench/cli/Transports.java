@@ -161,12 +161,15 @@ final class Transports {
         if (transport.equals(TCP)) {
             return "TCP sockets from " + bindHost;
         }
+        if (transport.equals("shm")) {
+            return "memory of this host (cross-memory attach and shared memory files)";
+        }
         for (TransportProvider p : discover()) {
             if (p.name().equals(transport)) {
                 for (Setting<?> s : p.settings()) {
                     if (s.key().endsWith(".target")) {
-                        String target = String.valueOf(manager.setting(s));
-                        return target.isEmpty() ? "chosen automatically (" + s.key() + " is empty)" : target;
+                        String target = display(manager.setting(s));
+                        return target.equals("(empty)") ? "chosen automatically (" + s.key() + " is empty)" : target;
                     }
                 }
             }
