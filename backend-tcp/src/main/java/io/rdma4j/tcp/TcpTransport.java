@@ -73,12 +73,12 @@ final class TcpTransport implements Transport {
         this.context = TcpContextCodec.encode(dataEndpoint);
         this.pool = new TcpConnectionPool(idleTimeout, Math.max(8, 2 * parallelism), Ticker.systemTicker(),
                 Scheduler.systemScheduler());
-        server.start();
     }
 
-    /** Binds the data endpoint and starts serving it. */
+    /** Binds the data endpoint and starts serving it (the constructor only binds: it starts no thread). */
     static TcpTransport open(TransportContext context) throws IOException {
         TcpTransport backend = new TcpTransport(context);
+        backend.server.start();
         LOG.log(Level.DEBUG, () -> "tcp transport serving on " + backend.dataEndpoint + " (chunk "
                 + (backend.chunkBytes >> 20) + " MiB, parallelism " + backend.parallelism + ")");
         return backend;
