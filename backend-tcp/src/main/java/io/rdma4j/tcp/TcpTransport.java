@@ -78,7 +78,12 @@ final class TcpTransport implements Transport {
     /** Binds the data endpoint and starts serving it (the constructor only binds: it starts no thread). */
     static TcpTransport open(TransportContext context) throws IOException {
         TcpTransport backend = new TcpTransport(context);
-        backend.server.start();
+        try {
+            backend.server.start();
+        } catch (RuntimeException | Error e) {
+            backend.close(); // the endpoint was bound: unbind it
+            throw e;
+        }
         LOG.log(Level.DEBUG, () -> "tcp transport serving on " + backend.dataEndpoint + " (chunk "
                 + (backend.chunkBytes >> 20) + " MiB, parallelism " + backend.parallelism + ")");
         return backend;
