@@ -72,7 +72,7 @@ class WatchdogTest {
     @Test
     void arm_afterTheSweeperWentIdle_wakesItAndFires() throws InterruptedException {
         try (Watchdog eager = new Watchdog("test-watchdog-no-linger", NanoClock.SYSTEM, 0)) {
-            eager.arm(Deadline.after(Duration.ofHours(1)), () -> { }).disarm();
+            eager.arm(0, () -> { }); // fires at once; with nothing armed the sweeper then parks for good
             long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
             while (!eager.isIdle() && System.nanoTime() < end) {
                 Thread.onSpinWait();
@@ -84,6 +84,16 @@ class WatchdogTest {
 
             assertTrue(ran.await(10, TimeUnit.SECONDS));
         }
+    }
+
+    @Test
+    void guardDueBeforeTheSweepersPlannedWakeUp_wakesItAndFires() throws InterruptedException {
+        watchdog.arm(Deadline.after(Duration.ofHours(1)), () -> { }); // the sweeper now sleeps for an hour
+        CountDownLatch ran = new CountDownLatch(1);
+
+        watchdog.arm(Deadline.after(Duration.ofMillis(1)), ran::countDown);
+
+        assertTrue(ran.await(10, TimeUnit.SECONDS));
     }
 
     @Test
