@@ -52,7 +52,8 @@ public final class Main {
             }
             peer.release(remote).join();
             System.out.println("consumer: 1 MiB written and read back between two managers on the " + actual
-                    + (RdmaManager.class.getModule().isNamed() ? " (module " + RdmaManager.class.getModule().getName() + ")" : ""));
+                    + (RdmaManager.class.getModule().isNamed() ? " (module " + RdmaManager.class.getModule().getName() + ")" : "")
+                    + ", transports found " + peer.transports());
         }
     }
 }
