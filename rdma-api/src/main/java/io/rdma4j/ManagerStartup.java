@@ -123,19 +123,25 @@ final class ManagerStartup {
         String advertised = ManagerStartup.advertisedHost(bindHost, settings.get(RdmaSettings.ADVERTISED_HOST));
         ControlServer server;
         try {
-            server = ControlServer.start(bindHost, settings.get(RdmaSettings.CONTROL_PORT), control);
+            server = ControlServer.bind(bindHost, settings.get(RdmaSettings.CONTROL_PORT), control);
         } catch (IOException e) {
             throw new RdmaException("cannot open the control endpoint on " + bindHost + ":"
                     + settings.get(RdmaSettings.CONTROL_PORT) + " (rdma.bindHost / rdma.controlPort): " + e.getMessage(), e);
         }
         Endpoint endpoint = new Endpoint(advertised, server.localAddress().getPort());
         control.endpoint(endpoint);
-        ControlClient client = new ControlClient(endpoint);
-        Watchdog watchdog = null;
+        Watchdog watchdog;
+        try {
+            watchdog = new Watchdog("rdma4j-deadlines-" + endpoint.port(), b.clock);
+        } catch (RuntimeException | Error e) {
+            server.close();
+            throw e;
+        }
+        server.serve(watchdog);
+        ControlClient client = new ControlClient(endpoint, watchdog);
         List<OpenTransport> opened = new ArrayList<>();
         RegistrationRing ring = null;
         try {
-            watchdog = new Watchdog("rdma4j-deadlines-" + endpoint.port(), b.clock);
             Watchdog w = watchdog;
             ManagerStartup.open(providers, settings,
                     name -> new RdmaManager.Context(name, settings, table, control.channel(name, client), endpoint, advertised, bindHost,
@@ -166,14 +172,12 @@ final class ManagerStartup {
                     opened.get(i).transport().close();
                 }
             }
-            if (watchdog != null) {
-                watchdog.close();
-            }
             client.close();
             if (b.keepEndpointOnFailure) {
-                SharedManager.linger(server);
+                SharedManager.linger(server, watchdog); // still answering probes, with its deadlines
             } else {
                 server.close();
+                watchdog.close();
             }
             throw e;
         }

@@ -1,6 +1,7 @@
 package io.rdma4j;
 
 import io.rdma4j.internal.control.ControlServer;
+import io.rdma4j.spi.Watchdog;
 
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -17,7 +18,7 @@ final class SharedManager {
     private static RdmaManager shared;
     private static RuntimeException failure;
     /** Control endpoints of managers that failed to start and still answer probes with the failure. */
-    private static final List<ControlServer> LINGERING = new CopyOnWriteArrayList<>();
+    private static final List<AutoCloseable> LINGERING = new CopyOnWriteArrayList<>();
 
     private SharedManager() {
     }
@@ -41,14 +42,23 @@ final class SharedManager {
         }
     }
 
-    /** Keeps the control endpoint of a manager that failed to start up, answering probes. */
-    static void linger(ControlServer server) {
-        LINGERING.add(server);
+    /** Keeps the control endpoint of a manager that failed to start up, answering probes, and its watchdog. */
+    static void linger(ControlServer server, Watchdog watchdog) {
+        LINGERING.add(() -> {
+            server.close();
+            watchdog.close();
+        });
     }
 
     /** Closes the endpoints kept up by failed starts (tests). */
     static void closeLingeringEndpoints() {
-        LINGERING.forEach(ControlServer::close);
+        for (AutoCloseable c : LINGERING) {
+            try {
+                c.close();
+            } catch (Exception e) {
+                throw new IllegalStateException(e);
+            }
+        }
         LINGERING.clear();
     }
 }

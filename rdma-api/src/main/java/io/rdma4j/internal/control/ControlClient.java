@@ -10,6 +10,7 @@ import io.rdma4j.spi.Endpoint;
 import io.rdma4j.spi.ErrorCode;
 import io.rdma4j.spi.TransportException;
 import io.rdma4j.spi.TransportException.Kind;
+import io.rdma4j.spi.Watchdog;
 
 import java.io.BufferedInputStream;
 import java.io.BufferedOutputStream;
@@ -32,19 +33,21 @@ import java.util.concurrent.locks.LockSupport;
  * closed on eviction); a connection serves one request at a time and is discarded after any
  * failure. Every call runs on its own virtual thread and ends by its deadline whatever the peer
  * does (silent, trickling bytes, not reading): connecting is bounded by the time left, and a
- * {@link SocketDeadline} closes the connection when the deadline passes mid-exchange.
+ * a guard on the manager's {@link Watchdog} closes the connection when the deadline passes mid-exchange.
  */
 public final class ControlClient implements AutoCloseable {
 
     private static final Duration IDLE_EXPIRY = Duration.ofSeconds(60);
 
     private final Endpoint self;
+    private final Watchdog watchdog;
     private final Cache<Endpoint, Queue<Connection>> idle;
     private volatile boolean closed;
 
     /** @param self this manager's advertised control endpoint, sent as the requester of transport requests */
-    public ControlClient(Endpoint self) {
+    public ControlClient(Endpoint self, Watchdog watchdog) {
         this.self = self;
+        this.watchdog = watchdog;
         this.idle = Caffeine.newBuilder()
                 .expireAfterAccess(IDLE_EXPIRY)
                 .scheduler(Scheduler.systemScheduler())
@@ -129,7 +132,7 @@ public final class ControlClient implements AutoCloseable {
         byte[] request = Frames.encode(type, body);
         Connection c = checkout(peer, deadline, what);
         boolean reusable = false;
-        SocketDeadline guard = SocketDeadline.closeAt(deadline, c.socket);
+        Watchdog.Guard guard = watchdog.arm(deadline, c::close);
         try {
             c.out.write(request);
             c.out.flush();

@@ -4,7 +4,7 @@ import io.rdma4j.PeerReadiness;
 import io.rdma4j.RdmaReleaseException;
 import io.rdma4j.spi.BufferAccessException;
 import io.rdma4j.spi.ErrorCode;
-import io.rdma4j.spi.Deadline;
+import io.rdma4j.spi.Watchdog;
 
 import java.io.BufferedInputStream;
 import java.io.BufferedOutputStream;
@@ -44,6 +44,7 @@ public final class ControlServer implements AutoCloseable {
 
     private final ServerSocket server;
     private final ControlService service;
+    private Watchdog watchdog; // set before the acceptor starts, read by the threads it starts
     private final Duration frameTimeout;
     private final Set<Socket> connections = ConcurrentHashMap.newKeySet();
     private final Thread acceptor;
@@ -53,16 +54,19 @@ public final class ControlServer implements AutoCloseable {
         this.server = server;
         this.service = service;
         this.frameTimeout = frameTimeout;
-        this.acceptor = Thread.ofVirtual().name("rdma4j-control-accept-" + server.getLocalPort()).start(this::acceptLoop);
+        this.acceptor = Thread.ofVirtual().name("rdma4j-control-accept-" + server.getLocalPort()).unstarted(this::acceptLoop);
     }
 
-    /** Binds {@code bindHost:port} (0 = ephemeral) and starts serving {@code service}. */
-    public static ControlServer start(String bindHost, int port, ControlService service) throws IOException {
-        return start(bindHost, port, service, FRAME_TIMEOUT);
+    /**
+     * Binds {@code bindHost:port} (0 = ephemeral) without serving yet, so that the caller learns the
+     * port before it starts anything else; {@link #serve(Watchdog)} starts serving.
+     */
+    public static ControlServer bind(String bindHost, int port, ControlService service) throws IOException {
+        return bind(bindHost, port, service, FRAME_TIMEOUT);
     }
 
-    /** {@link #start(String, int, ControlService)} with another frame timeout (tests). */
-    static ControlServer start(String bindHost, int port, ControlService service, Duration frameTimeout) throws IOException {
+    /** {@link #bind(String, int, ControlService)} with another frame timeout (tests). */
+    static ControlServer bind(String bindHost, int port, ControlService service, Duration frameTimeout) throws IOException {
         ServerSocket s = new ServerSocket();
         try {
             s.setReuseAddress(true);
@@ -72,6 +76,23 @@ public final class ControlServer implements AutoCloseable {
             throw e;
         }
         return new ControlServer(s, service, frameTimeout);
+    }
+
+    /**
+     * Starts accepting; every request and reply is bounded in time by a guard on {@code watchdog}.
+     *
+     * @return this server
+     */
+    public ControlServer serve(Watchdog watchdog) {
+        this.watchdog = watchdog;
+        acceptor.start();
+        return this;
+    }
+
+    /** Binds and serves at once (tests). */
+    static ControlServer start(String bindHost, int port, ControlService service, Watchdog watchdog, Duration frameTimeout)
+            throws IOException {
+        return bind(bindHost, port, service, frameTimeout).serve(watchdog);
     }
 
     /** The bound address (its port is the real one when 0 was asked). */
@@ -108,7 +129,7 @@ public final class ControlServer implements AutoCloseable {
     }
 
     private void serve(Socket s) {
-        SocketDeadline guard = null;
+        Watchdog.Guard guard = null;
         try (s) {
             s.setTcpNoDelay(true);
             s.setSoTimeout(IDLE_TIMEOUT_MS);
@@ -119,11 +140,11 @@ public final class ControlServer implements AutoCloseable {
                 if (first < 0) {
                     return;
                 }
-                guard = SocketDeadline.closeAt(Deadline.after(frameTimeout), s);
+                guard = watchdog.arm(frameTimeout.toNanos(), () -> closeQuietly(s));
                 Frames.Frame f = Frames.readRest(first, in);
                 guard.disarm();
                 byte[] reply = handle(f);
-                guard = SocketDeadline.closeAt(Deadline.after(frameTimeout), s);
+                guard = watchdog.arm(frameTimeout.toNanos(), () -> closeQuietly(s));
                 out.write(reply);
                 out.flush();
                 guard.disarm();

@@ -1,6 +1,7 @@
 package io.rdma4j.internal.control;
 
 import io.rdma4j.PeerReadiness;
+import io.rdma4j.spi.Watchdog;
 import io.rdma4j.spi.Endpoint;
 import io.rdma4j.testing.Fuzz;
 import org.junit.jupiter.api.Test;
@@ -40,7 +41,8 @@ class ControlEndpointFuzzTest {
 
     @Test
     void liveEndpoint_2000FuzzedStreams_repliesOnlyWellFormedFrames_closesEach_andKeepsServing() throws Exception {
-        try (ControlServer server = ControlServer.start("127.0.0.1", 0, ECHO, Duration.ofSeconds(5))) {
+        try (Watchdog watchdog = new Watchdog("test-control-deadlines");
+             ControlServer server = ControlServer.start("127.0.0.1", 0, ECHO, watchdog, Duration.ofSeconds(5))) {
             int port = server.localAddress().getPort();
 
             Fuzz.Outcome outcome = Fuzz.run("live control endpoint", 20261208L, 2_000, ControlFrameFuzzTest::input,

@@ -1,6 +1,7 @@
 package io.rdma4j.internal.control;
 
 import io.rdma4j.PeerReadiness;
+import io.rdma4j.spi.Watchdog;
 import io.rdma4j.spi.Endpoint;
 import org.junit.jupiter.api.Test;
 
@@ -40,7 +41,8 @@ class ControlServerDeadlineTest {
 
     @Test
     void requestTrickledOneByteAtATime_connectionClosedAfterTheFrameTimeout_andOthersAreServed() throws Exception {
-        try (ControlServer server = ControlServer.start("127.0.0.1", 0, READY, FRAME_TIMEOUT);
+        try (Watchdog watchdog = new Watchdog("test-control-deadlines");
+             ControlServer server = ControlServer.start("127.0.0.1", 0, READY, watchdog, FRAME_TIMEOUT);
              Socket slow = new Socket("127.0.0.1", server.localAddress().getPort())) {
             // A release frame of 45 bytes sent one byte every 300 ms would take 13 s; the server stops it first.
             byte[] frame = Frames.encode(Frames.RELEASE, new byte[Frames.RELEASE_BYTES]);
@@ -55,7 +57,8 @@ class ControlServerDeadlineTest {
 
     @Test
     void idleConnectionBetweenRequests_isKeptOpen() throws Exception {
-        try (ControlServer server = ControlServer.start("127.0.0.1", 0, READY, FRAME_TIMEOUT);
+        try (Watchdog watchdog = new Watchdog("test-control-deadlines");
+             ControlServer server = ControlServer.start("127.0.0.1", 0, READY, watchdog, FRAME_TIMEOUT);
              Socket s = new Socket("127.0.0.1", server.localAddress().getPort())) {
             DataOutputStream out = new DataOutputStream(s.getOutputStream());
             DataInputStream in = new DataInputStream(s.getInputStream());
