@@ -35,8 +35,11 @@
  * <h2>Ownership</h2>
  * The manager owns registered memory; the server touches it only inside a pin held for one chunk.
  * A requesting worker touches only the caller's local segment, which the caller keeps alive until
- * the future completes. Every connection has exactly one holder at a time: the pool (idle), one
- * worker (checked out) or one serving thread. {@code close()} closes all of them.
+ * the future completes; once it completed (success, failure, timeout, {@code cancel()}, or a
+ * failure set from outside), no worker writes into that segment any more: completing a submit's
+ * future from outside closes the connections it is exchanging on and waits until every exchange
+ * ended ({@code TcpSubmission}). Every connection has exactly one holder at a time: the pool
+ * (idle), one worker (checked out) or one serving thread. {@code close()} closes all of them.
  *
  * <h2>Wire protocol</h2>
  * See {@code TcpProtocol}: length-prefixed frames, WRITE/READ requests, OK/DATA/ERROR replies.
