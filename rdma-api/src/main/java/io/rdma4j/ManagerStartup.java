@@ -51,12 +51,16 @@ final class ManagerStartup {
 
     /** Resolves and validates every setting the manager and the providers declare. */
     static ResolvedSettings settings(List<TransportProvider> providers, Map<String, String> values,
-                                     Function<String, String> properties, Function<String, String> environment) {
+                                     Map<String, String> properties, Map<String, String> environment) {
         List<Setting<?>> declared = new ArrayList<>(RdmaSettings.all());
         for (TransportProvider p : providers) {
             declared.addAll(p.settings());
         }
-        return ResolvedSettings.resolve(declared, values, properties, environment);
+        SettingsCheck check = new SettingsCheck(declared);
+        ResolvedSettings resolved = ResolvedSettings.resolve(declared, check.explicit(values), properties::get,
+                environment::get, check::hint);
+        check.strays(properties, environment, resolved.get(RdmaSettings.STRICT_SETTINGS));
+        return resolved;
     }
 
     private static List<TransportProvider> discover() {
@@ -113,7 +117,7 @@ final class ManagerStartup {
      */
     static RdmaManager start(RdmaManagerBuilder b) {
         List<TransportProvider> providers = ManagerStartup.providers(b.providers);
-        ResolvedSettings settings = ManagerStartup.settings(providers, b.values, b.properties, b.environment);
+        ResolvedSettings settings = ManagerStartup.settings(providers, b.values, b.properties.get(), b.environment.get());
         byte[] incarnation = new byte[RegistrationLookup.INCARNATION_BYTES];
         new SecureRandom().nextBytes(incarnation);
         RegistrationTable table = new RegistrationTable(incarnation);

@@ -9,7 +9,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.ServiceLoader;
-import java.util.function.Function;
+import java.util.function.Supplier;
 
 /**
  * Configures and starts a manager. Not thread-safe; build once.
@@ -18,8 +18,10 @@ public final class RdmaManagerBuilder {
     final Map<String, String> values = new LinkedHashMap<>();
     List<TransportProvider> providers;
     NanoClock clock = NanoClock.SYSTEM;
-    Function<String, String> properties = System::getProperty;
-    Function<String, String> environment = System::getenv;
+    /** The system properties, read at {@link #build()}; injectable for tests. */
+    Supplier<Map<String, String>> properties = SettingsCheck::systemProperties;
+    /** The environment, read at {@link #build()}; injectable for tests. */
+    Supplier<Map<String, String>> environment = System::getenv;
     boolean keepEndpointOnFailure;
 
     RdmaManagerBuilder() {
@@ -36,7 +38,9 @@ public final class RdmaManagerBuilder {
 
     /**
      * Sets a setting by key ({@code rdma.tcp.parallelism}); wins over system properties and the
-     * environment. Unknown keys and invalid values fail {@link #build()}.
+     * environment. Unknown keys and invalid values fail {@link #build()}; the key of a setting of
+     * one of the project's own transports (tcp, ibverbs, shm) whose module is absent is accepted
+     * with a warning.
      *
      * @param key   the setting's key; not {@code null}
      * @param value the value as text; not {@code null}
@@ -82,17 +86,21 @@ public final class RdmaManagerBuilder {
      * @return this builder
      */
     public RdmaManagerBuilder isolated() {
-        this.properties = k -> null;
-        this.environment = k -> null;
+        this.properties = Map::of;
+        this.environment = Map::of;
         return this;
     }
 
     /**
      * Starts the manager: resolves and validates every setting, opens the control endpoint,
-     * opens every available transport.
+     * opens every available transport. A system property named {@code rdma.*} or an environment
+     * variable named {@code RDMA_*} that no setting declares is logged as a warning naming the
+     * closest known setting, or fails the start when {@link RdmaSettings#STRICT_SETTINGS} is on.
      *
      * @return the started manager; the caller owns it and must close it
-     * @throws IllegalArgumentException    listing every invalid setting or unknown key
+     * @throws IllegalArgumentException    listing every invalid setting or unknown key (and, with
+     *                                     {@code rdma.strictSettings}, every unknown {@code rdma.*}
+     *                                     property or {@code RDMA_*} variable)
      * @throws TransportUnavailableException when no transport is available or none opened
      * @throws RdmaException               when the control endpoint cannot be opened
      */

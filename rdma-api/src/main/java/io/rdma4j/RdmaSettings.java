@@ -72,14 +72,21 @@ public final class RdmaSettings {
             "Tokens whose chosen transport and decoded context are kept, so that ops on a known token skip that work.");
 
     /**
+     * Whether an unknown {@code rdma.*} system property or {@code RDMA_*} environment variable
+     * fails the start ({@link IllegalArgumentException}) instead of being logged as a warning.
+     */
+    public static final Setting<Boolean> STRICT_SETTINGS = Setting.bool("rdma.strictSettings", "RDMA_STRICT_SETTINGS",
+            false, "Fail the start, instead of warning, on an rdma.* system property or RDMA_* environment variable "
+                    + "that no setting declares (a typo).");
+
+    /**
      * Every manager-level setting.
      *
      * @return an immutable list of the settings declared in this class
      */
     public static List<Setting<?>> all() {
         return List.of(BIND_HOST, ADVERTISED_HOST, CONTROL_PORT, REGISTRATION_RING_SIZE, REGISTRATION_QUEUE_TIMEOUT,
-                LOCAL_MEMORY_CACHE_ENTRIES,
-                TOKEN_CACHE_ENTRIES);
+                LOCAL_MEMORY_CACHE_ENTRIES, TOKEN_CACHE_ENTRIES, STRICT_SETTINGS);
     }
 
     private static String host(String text) {

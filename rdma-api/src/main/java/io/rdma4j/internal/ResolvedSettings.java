@@ -31,10 +31,12 @@ public final class ResolvedSettings implements Settings {
      * @param explicit   builder values by key; a key nobody declared is an error
      * @param properties system properties lookup
      * @param env        environment lookup
+     * @param hint       text appended to the error for an unknown explicit key (a suggestion), or {@code ""}
      * @throws IllegalArgumentException listing every invalid value and unknown explicit key
      */
     public static ResolvedSettings resolve(List<Setting<?>> declared, Map<String, String> explicit,
-                                           Function<String, String> properties, Function<String, String> env) {
+                                           Function<String, String> properties, Function<String, String> env,
+                                           Function<String, String> hint) {
         Map<String, Setting<?>> byKey = new LinkedHashMap<>();
         for (Setting<?> s : declared) {
             Setting<?> previous = byKey.putIfAbsent(s.key(), s);
@@ -46,7 +48,7 @@ public final class ResolvedSettings implements Settings {
         List<String> errors = new ArrayList<>();
         for (String key : explicit.keySet()) {
             if (!byKey.containsKey(key)) {
-                errors.add("unknown setting '" + key + "' (known: " + new TreeSet<>(byKey.keySet()) + ")");
+                errors.add("unknown setting '" + key + "'" + hint.apply(key) + " (known: " + new TreeSet<>(byKey.keySet()) + ")");
             }
         }
         Map<String, Object> values = new LinkedHashMap<>();
