@@ -6,6 +6,7 @@ module io.rdma4j {
     requires transitive io.rdma4j.spi;
     requires com.lmax.disruptor;
     requires com.github.benmanes.caffeine;
+    requires jdk.jfr;
 
     exports io.rdma4j;
 

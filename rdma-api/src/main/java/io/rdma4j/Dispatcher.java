@@ -21,6 +21,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.TimeUnit;
 
@@ -45,20 +46,51 @@ final class Dispatcher {
     private final Watchdog watchdog;
     private final NanoClock clock;
     private final Cache<RdmaRemoteBuffer, Route> routes;
+    private final ManagerStats stats;
+    private final RouteLog routeLog;
 
-    /** Where ops on one token go: the transport, its view of the token, its decoded context. */
-    private record Route(OpenTransport transport, RemoteBufferRef ref, Object decoded) {
+    /** Where ops on one token go: the transport and its rank, its view of the token, its decoded context. */
+    private record Route(OpenTransport transport, int rank, RemoteBufferRef ref, Object decoded) {
     }
 
     /** An action's ops for one transport, and the cached local memory they hold. */
     private static final class Group {
         final OpenTransport transport;
+        final int rank;
         final List<TransportOp> ops = new ArrayList<>();
         final List<LocalMemoryCache.Entry> held = new ArrayList<>(0);
         CompletableFuture<Void> running;
+        long startNanos;
+        RdmaEvents.Action event;
 
-        Group(OpenTransport transport) {
+        Group(OpenTransport transport, int rank) {
             this.transport = transport;
+            this.rank = rank;
+        }
+
+        void start() {
+            RdmaEvents.Action e = new RdmaEvents.Action();
+            if (e.isEnabled()) {
+                e.begin();
+                event = e;
+            }
+            startNanos = System.nanoTime();
+        }
+
+        /** Counts the finished group and records its event. */
+        void finish(ManagerStats stats, Throwable failure) {
+            stats.group(rank, ops, System.nanoTime() - startNanos, failure != null);
+            RdmaEvents.Action e = event;
+            if (e != null && e.shouldCommit()) {
+                e.transport = transport.name();
+                e.ops = ops.size();
+                for (TransportOp op : ops) {
+                    e.bytes += op.length();
+                    e.reads += op.type() == TransportOp.OpType.READ_INTO_LOCAL ? 1 : 0;
+                }
+                e.outcome = RdmaEvents.outcome(failure);
+                e.commit();
+            }
         }
 
         void releaseHeld() {
@@ -68,7 +100,9 @@ final class Dispatcher {
     }
 
     Dispatcher(List<OpenTransport> transports, RegistrationTable table, Watchdog watchdog, NanoClock clock,
-               int tokenCacheEntries) {
+               int tokenCacheEntries, ManagerStats stats, List<TransportInfo> discovered) {
+        this.stats = stats;
+        this.routeLog = new RouteLog(discovered);
         this.transports = transports;
         this.names = transports.stream().map(OpenTransport::name).toList();
         this.table = table;
@@ -110,12 +144,16 @@ final class Dispatcher {
             }
         }
         Group g = groups.getFirst();
+        Throwable failure = null;
+        g.start();
         try {
             g.transport.transport().submitAndWait(g.ops, deadline);
         } catch (Throwable t) {
-            throw new RdmaSubmitException(Map.of(g.transport.name(), Errors.toPublic(g.transport.name(), t)));
+            failure = Errors.toPublic(g.transport.name(), t);
+            throw new RdmaSubmitException(Map.of(g.transport.name(), failure));
         } finally {
             g.releaseHeld();
+            g.finish(stats, failure);
         }
     }
 
@@ -126,6 +164,7 @@ final class Dispatcher {
         for (int i = 0; i < running.length; i++) {
             Group g = groups.get(i);
             CompletableFuture<Void> f;
+            g.start();
             try {
                 f = g.transport.transport().submit(List.copyOf(g.ops), deadline);
                 if (f == null) {
@@ -157,9 +196,13 @@ final class Dispatcher {
             Map<String, Throwable> failures = new LinkedHashMap<>();
             for (Group g : groups) {
                 g.releaseHeld();
+                Throwable failure = null;
                 if (g.running.isCompletedExceptionally()) {
-                    failures.put(g.transport.name(), Errors.toPublic(g.transport.name(), g.running.exceptionNow()));
+                    failure = Errors.toPublic(g.transport.name(), g.running.isCancelled()
+                            ? new CancellationException("cancelled") : g.running.exceptionNow());
+                    failures.put(g.transport.name(), failure);
                 }
+                g.finish(stats, failure);
             }
             if (failures.isEmpty()) {
                 result.complete(null);
@@ -176,7 +219,7 @@ final class Dispatcher {
         try {
             for (RdmaAction.Op op : ops) {
                 Route route = route(op.remote());
-                Group g = groupOf(groups, route.transport);
+                Group g = groupOf(groups, route);
                 MemorySegment local = op.local();
                 if (!local.scope().isAlive()) {
                     throw new IllegalStateException("the arena of a local segment was closed before submit");
@@ -194,13 +237,13 @@ final class Dispatcher {
         }
     }
 
-    private static Group groupOf(List<Group> groups, OpenTransport t) {
+    private static Group groupOf(List<Group> groups, Route route) {
         for (Group g : groups) {
-            if (g.transport == t) {
+            if (g.transport == route.transport) {
                 return g;
             }
         }
-        Group g = new Group(t);
+        Group g = new Group(route.transport, route.rank);
         groups.add(g);
         return g;
     }
@@ -231,8 +274,9 @@ final class Dispatcher {
         if (r != null) {
             return r;
         }
-        List<String> declined = new ArrayList<>(0);
-        for (OpenTransport t : transports) {
+        Map<String, String> declined = new LinkedHashMap<>(0);
+        for (int rank = 0; rank < transports.size(); rank++) {
+            OpenTransport t = transports.get(rank);
             if (remote.hasTransport(t.name())) {
                 RemoteBufferRef ref = remote.refFor(t.name());
                 Object decoded;
@@ -240,21 +284,25 @@ final class Dispatcher {
                     decoded = t.transport().decodeContext(ref);
                 } catch (TransportException e) {
                     if (e.kind() == TransportException.Kind.PEER_UNREACHABLE) {
-                        declined.add(t.name() + ": " + e.getMessage());    // cannot reach this owner: the next one may
+                        declined.put(t.name(), e.getMessage());    // cannot reach this owner: the next one may
                         continue;
                     }
                     throw new IllegalArgumentException("the token's " + t.name() + " context is malformed: " + e.getMessage(), e);
                 } catch (RuntimeException e) {
                     throw new IllegalArgumentException("the token's " + t.name() + " context is malformed: " + e.getMessage(), e);
                 }
-                r = new Route(t, ref, decoded);
+                r = new Route(t, rank, ref, decoded);
                 routes.put(remote, r);
+                routeLog.chosen(remote, t.name(), declined);
                 return r;
             }
         }
+        StringBuilder why = new StringBuilder();
+        declined.forEach((name, reason) -> why.append(why.isEmpty() ? "; declined: " : "; ").append(name).append(": ")
+                .append(reason));
         throw new NoCompatibleTransportException("no compatible RDMA transport for buffer: " + remote
-                + " (this manager runs " + names + (declined.isEmpty() ? "" : "; declined: " + String.join("; ", declined))
-                + ")");
+                + " (this manager runs " + names + ", the token offers " + new java.util.TreeSet<>(remote.transports())
+                + why + ")");
     }
 
     /** Drops prepared local memory whose segments' arenas were closed. */

@@ -9,6 +9,8 @@ import io.rdma4j.spi.Deadline;
 import io.rdma4j.spi.Endpoint;
 
 import java.time.Duration;
+import java.util.Collection;
+import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
@@ -59,6 +61,29 @@ final class ManagerControl implements ControlService {
 
     @Override
     public void release(byte[] incarnation, long bufferId, byte[] accessKey) throws Exception {
+        RdmaEvents.ControlRequest event = new RdmaEvents.ControlRequest();
+        event.begin();
+        Throwable failure = null;
+        try {
+            releaseNow(incarnation, bufferId, accessKey);
+        } catch (Exception | Error e) {
+            failure = e;
+            throw e;
+        } finally {
+            commit(event, "release", null, failure);
+        }
+    }
+
+    private static void commit(RdmaEvents.ControlRequest event, String request, Endpoint peer, Throwable failure) {
+        if (event.shouldCommit()) {
+            event.request = request;
+            event.peer = peer == null ? "" : peer.toString();
+            event.outcome = RdmaEvents.outcome(failure);
+            event.commit();
+        }
+    }
+
+    private void releaseNow(byte[] incarnation, long bufferId, byte[] accessKey) throws Exception {
         table.lookup(incarnation, bufferId, accessKey, 0, 1); // refuses stale, unknown, released and wrong-key alike
         LongFunction<CompletableFuture<Void>> r = release;
         if (r == null) {
@@ -74,17 +99,46 @@ final class ManagerControl implements ControlService {
 
     @Override
     public PeerReadiness readiness() {
+        RdmaEvents.ControlRequest event = new RdmaEvents.ControlRequest();
+        event.begin();
         Endpoint e = endpoint;
-        return new PeerReadiness(e != null ? e : new Endpoint("unknown", 1), state, detail);
+        PeerReadiness answer = new PeerReadiness(e != null ? e : new Endpoint("unknown", 1), state, detail);
+        commit(event, "readiness", null, null);
+        return answer;
     }
 
     @Override
     public byte[] transportRequest(String transport, Endpoint from, byte[] payload) throws Exception {
-        ControlChannel.Handler h = handlers.get(transport);
-        if (h == null) {
-            throw new IllegalArgumentException("no transport named " + transport + " handles control requests here");
+        RdmaEvents.ControlRequest event = new RdmaEvents.ControlRequest();
+        event.begin();
+        Throwable failure = null;
+        try {
+            ControlChannel.Handler h = handlers.get(transport);
+            if (h == null) {
+                throw new IllegalArgumentException("no transport named " + transport + " handles control requests here");
+            }
+            return h.handle(from, payload);
+        } catch (Exception | Error e) {
+            failure = e;
+            throw e;
+        } finally {
+            commit(event, "transport:" + transport, from, failure);
         }
-        return h.handle(from, payload);
+    }
+
+    /** Asks each distinct peer, all under one deadline, whether it is ready; never fails. */
+    static CompletableFuture<Map<Endpoint, PeerReadiness>> probeReadiness(ControlClient client, Collection<Endpoint> peers,
+                                                                         Deadline deadline) {
+        Map<Endpoint, CompletableFuture<PeerReadiness>> asks = new LinkedHashMap<>();
+        for (Endpoint peer : peers) {
+            asks.computeIfAbsent(peer, p -> client.readiness(p, deadline)
+                    .exceptionally(t -> new PeerReadiness(p, PeerReadiness.State.UNREACHABLE, String.valueOf(Errors.unwrap(t)))));
+        }
+        return CompletableFuture.allOf(asks.values().toArray(CompletableFuture[]::new)).thenApply(x -> {
+            Map<Endpoint, PeerReadiness> out = new LinkedHashMap<>();
+            asks.forEach((p, f) -> out.put(p, f.join()));
+            return out;
+        });
     }
 
     /** Forgets what a transport that failed to open installed. */

@@ -5,7 +5,10 @@ import io.rdma4j.internal.ResolvedSettings;
 import io.rdma4j.internal.control.ControlClient;
 import io.rdma4j.internal.control.ControlServer;
 import io.rdma4j.internal.ring.RegistrationRing;
+import io.rdma4j.spi.ControlChannel;
 import io.rdma4j.spi.Endpoint;
+import io.rdma4j.spi.NanoClock;
+import io.rdma4j.spi.Settings;
 import io.rdma4j.spi.RegistrationLookup;
 import io.rdma4j.spi.Watchdog;
 import io.rdma4j.spi.Availability;
@@ -42,6 +45,12 @@ final class ManagerStartup {
     private static final Pattern PROVIDER_NAME = Pattern.compile("[a-z0-9_-]{1,32}");
 
     private ManagerStartup() {
+    }
+
+    /** What each transport is opened with. */
+    record Context(String name, Settings settings, RegistrationLookup registrations, ControlChannel control,
+                   Endpoint controlEndpoint, String advertisedHost, String bindHost, NanoClock clock,
+                   Watchdog watchdog) implements TransportContext {
     }
 
     /** The providers to use, fastest first: the given ones, or those {@link ServiceLoader} finds. */
@@ -144,21 +153,24 @@ final class ManagerStartup {
         server.serve(watchdog);
         ControlClient client = new ControlClient(endpoint, watchdog);
         List<OpenTransport> opened = new ArrayList<>();
+        List<TransportInfo> discovered = new ArrayList<>();
         RegistrationRing ring = null;
         try {
             Watchdog w = watchdog;
             ManagerStartup.open(providers, settings,
-                    name -> new RdmaManager.Context(name, settings, table, control.channel(name, client), endpoint, advertised, bindHost,
+                    name -> new Context(name, settings, table, control.channel(name, client), endpoint, advertised, bindHost,
                             b.clock, w),
-                    control::forget, opened);
+                    control::forget, opened, discovered);
             List<OpenTransport> transports = List.copyOf(opened);
+            ManagerStats stats = new ManagerStats(transports.stream().map(OpenTransport::name).toList());
             ring = new RegistrationRing(settings.get(RdmaSettings.REGISTRATION_RING_SIZE),
                     settings.get(RdmaSettings.REGISTRATION_QUEUE_TIMEOUT), "rdma4j-registration-" + endpoint.port(),
-                    new Registrar(incarnation, endpoint, table, transports, () -> RdmaManager.closedError(endpoint)));
+                    new ObservedRegistrar(new Registrar(incarnation, endpoint, table, transports,
+                            () -> RdmaManager.closedError(endpoint)), table, stats));
             Dispatcher dispatcher = new Dispatcher(transports, table, watchdog, b.clock,
-                    settings.get(RdmaSettings.TOKEN_CACHE_ENTRIES));
+                    settings.get(RdmaSettings.TOKEN_CACHE_ENTRIES), stats, List.copyOf(discovered));
             RdmaManager m = new RdmaManager(new RdmaManager.Parts(settings, incarnation, table, transports, control, server, client,
-                    endpoint, watchdog, ring, dispatcher));
+                    endpoint, watchdog, ring, dispatcher, stats, List.copyOf(discovered)));
             control.releaseWith(m::release);
             control.ready();
             if (transports.stream().anyMatch(t -> t.local() != null)) {
@@ -194,11 +206,12 @@ final class ManagerStartup {
      * @param contexts the context each provider is opened with, by provider name
      * @param onFailed called with the name of a provider that failed to open (to undo what its open
      *                 did to the manager, such as a control handler)
+     * @param discovered receives what became of each provider, in order
      * @throws TransportUnavailableException listing every reason when none opened
      */
     static void open(List<TransportProvider> providers, ResolvedSettings settings,
                      Function<String, TransportContext> contexts, java.util.function.Consumer<String> onFailed,
-                     List<OpenTransport> opened) {
+                     List<OpenTransport> opened, List<TransportInfo> discovered) {
         Map<String, String> unavailable = new LinkedHashMap<>();
         Map<String, Throwable> failed = new LinkedHashMap<>();
         long localCacheEntries = settings.get(RdmaSettings.LOCAL_MEMORY_CACHE_ENTRIES);
@@ -212,15 +225,19 @@ final class ManagerStartup {
             if (!a.isAvailable()) {
                 String reason = a.reason();
                 unavailable.put(p.name(), reason);
+                discovered.add(new TransportInfo(p.name(), p.priority(), false, false, String.valueOf(reason)));
                 LOG.log(Level.DEBUG, () -> "transport " + p.name() + " not available: " + reason);
                 continue;
             }
             try {
                 Transport t = Objects.requireNonNull(p.open(contexts.apply(p.name())), p.name() + " provider returned no transport");
                 opened.add(OpenTransport.of(p.name(), t, localCacheEntries));
+                discovered.add(new TransportInfo(p.name(), p.priority(), true, true, ""));
             } catch (Throwable e) {
                 onFailed.accept(p.name());
                 failed.put(p.name(), e);
+                discovered.add(new TransportInfo(p.name(), p.priority(), true, false,
+                        e.getMessage() == null ? e.toString() : e.getMessage()));
                 LOG.log(Level.WARNING, "transport " + p.name() + " failed to open; skipping it", e);
             }
         }

@@ -6,14 +6,9 @@ import io.rdma4j.internal.ResolvedSettings;
 import io.rdma4j.internal.control.ControlClient;
 import io.rdma4j.internal.control.ControlServer;
 import io.rdma4j.internal.ring.RegistrationRing;
-import io.rdma4j.spi.ControlChannel;
 import io.rdma4j.spi.Deadline;
 import io.rdma4j.spi.Endpoint;
-import io.rdma4j.spi.NanoClock;
-import io.rdma4j.spi.RegistrationLookup;
 import io.rdma4j.spi.Setting;
-import io.rdma4j.spi.Settings;
-import io.rdma4j.spi.TransportContext;
 import io.rdma4j.spi.TransportProvider;
 import io.rdma4j.spi.Watchdog;
 
@@ -23,7 +18,6 @@ import java.lang.foreign.MemorySegment;
 import java.time.Duration;
 import java.util.Collection;
 import java.util.HexFormat;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -78,13 +72,15 @@ public final class RdmaManager implements AutoCloseable {
     private final Watchdog watchdog;
     private final RegistrationRing ring;
     private final Dispatcher dispatcher;
+    private final ManagerStats stats;
+    private final List<TransportInfo> discovered;
     private final AtomicBoolean closed = new AtomicBoolean();
 
     /** The started parts of a manager; assigning them starts nothing and publishes nothing. */
     record Parts(ResolvedSettings settings, byte[] incarnation, RegistrationTable table,
                          List<OpenTransport> transports, ManagerControl control, ControlServer controlServer,
                          ControlClient controlClient, Endpoint controlEndpoint, Watchdog watchdog,
-                         RegistrationRing ring, Dispatcher dispatcher) {
+                         RegistrationRing ring, Dispatcher dispatcher, ManagerStats stats, List<TransportInfo> discovered) {
     }
 
     RdmaManager(Parts p) {
@@ -100,6 +96,8 @@ public final class RdmaManager implements AutoCloseable {
         this.watchdog = p.watchdog;
         this.ring = p.ring;
         this.dispatcher = p.dispatcher;
+        this.stats = p.stats;
+        this.discovered = p.discovered;
     }
 
     /** Drops prepared local memory of closed arenas every {@code period}, until the manager closes. */
@@ -351,17 +349,7 @@ public final class RdmaManager implements AutoCloseable {
      * @return one answer per distinct peer, in the order given
      */
     public CompletableFuture<Map<Endpoint, PeerReadiness>> probeReadiness(Collection<Endpoint> peers, Duration timeout) {
-        Deadline deadline = Deadline.after(timeout);
-        Map<Endpoint, CompletableFuture<PeerReadiness>> asks = new LinkedHashMap<>();
-        for (Endpoint peer : peers) {
-            asks.computeIfAbsent(peer, p -> controlClient.readiness(p, deadline)
-                    .exceptionally(t -> new PeerReadiness(p, PeerReadiness.State.UNREACHABLE, String.valueOf(Errors.unwrap(t)))));
-        }
-        return CompletableFuture.allOf(asks.values().toArray(CompletableFuture[]::new)).thenApply(x -> {
-            Map<Endpoint, PeerReadiness> out = new LinkedHashMap<>();
-            asks.forEach((p, f) -> out.put(p, f.join()));
-            return out;
-        });
+        return ManagerControl.probeReadiness(controlClient, peers, Deadline.after(timeout));
     }
 
     // ------------------------------------------------------------------ introspection
@@ -373,6 +361,27 @@ public final class RdmaManager implements AutoCloseable {
      */
     public List<String> transports() {
         return transportNames;
+    }
+
+    /**
+     * Every transport this manager discovered, fastest first, with what became of it: opened, not
+     * available here (and why), or failed to open (and why).
+     *
+     * @return an immutable list, fixed when the manager started
+     */
+    public List<TransportInfo> transportInfo() {
+        return discovered;
+    }
+
+    /**
+     * A snapshot of this manager's counters: ops, bytes, errors and latency per transport and op
+     * type, registrations, and how full the registration ring is. Cheap to keep: counting takes no
+     * lock on the transfer path.
+     *
+     * @return a new snapshot; works on a closed manager too
+     */
+    public RdmaStats stats() {
+        return stats.snapshot(table.size(), ring.pending(), ring.capacity());
     }
 
     /**
@@ -486,11 +495,5 @@ public final class RdmaManager implements AutoCloseable {
     public String toString() {
         return "RdmaManager[" + controlEndpoint + ", incarnation=" + incarnation() + ", transports=" + transportNames
                 + (closed.get() ? ", closed" : "") + "]";
-    }
-
-    /** What each transport is opened with. */
-    record Context(String name, Settings settings, RegistrationLookup registrations, ControlChannel control,
-                           Endpoint controlEndpoint, String advertisedHost, String bindHost, NanoClock clock,
-                           Watchdog watchdog) implements TransportContext {
     }
 }

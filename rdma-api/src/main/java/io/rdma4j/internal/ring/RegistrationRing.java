@@ -197,6 +197,16 @@ public final class RegistrationRing implements AutoCloseable {
         }
     }
 
+    /** How many register, release and close requests are queued or running now. */
+    public int pending() {
+        return ring.getBufferSize() - slots.availablePermits();
+    }
+
+    /** How many requests the ring holds. */
+    public int capacity() {
+        return ring.getBufferSize();
+    }
+
     /** Whether {@link #close} has begun; after it, publishing throws {@link IllegalStateException}. */
     public boolean isClosed() {
         gate.readLock().lock();
