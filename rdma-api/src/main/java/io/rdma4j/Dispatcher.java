@@ -20,6 +20,8 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletionException;
@@ -111,14 +113,14 @@ final class Dispatcher {
         this.routes = Caffeine.newBuilder().weakKeys().maximumSize(tokenCacheEntries).executor(Runnable::run).build();
     }
 
-    CompletableFuture<Void> submit(List<RdmaAction.Op> ops, Duration timeout) {
+    CompletableFuture<Void> submit(List<RdmaAction.Op> ops, Set<String> required, Duration timeout) {
         Deadline deadline = Deadline.after(timeout, clock);
         if (ops.isEmpty()) {
             return CompletableFuture.completedFuture(null);
         }
         List<Group> groups;
         try {
-            groups = groups(ops);
+            groups = groups(ops, required);
         } catch (RuntimeException e) {
             return CompletableFuture.failedFuture(e);
         }
@@ -129,12 +131,12 @@ final class Dispatcher {
      * The blocking form of {@link #submit}: ops that all go to one transport run on the calling
      * thread; ops spread over several transports still run in parallel, and the caller waits for all.
      */
-    void submitAndWait(List<RdmaAction.Op> ops, Duration timeout) {
+    void submitAndWait(List<RdmaAction.Op> ops, Set<String> required, Duration timeout) {
         Deadline deadline = Deadline.after(timeout, clock);
         if (ops.isEmpty()) {
             return;
         }
-        List<Group> groups = groups(ops);
+        List<Group> groups = groups(ops, required);
         if (groups.size() > 1) {
             try {
                 run(groups, deadline, timeout).join();
@@ -214,11 +216,11 @@ final class Dispatcher {
     }
 
     /** Routes every op to its transport, in order; throws before anything is sent when one cannot go. */
-    private List<Group> groups(List<RdmaAction.Op> ops) {
+    private List<Group> groups(List<RdmaAction.Op> ops, Set<String> required) {
         List<Group> groups = new ArrayList<>(1);
         try {
             for (RdmaAction.Op op : ops) {
-                Route route = route(op.remote());
+                Route route = route(op.remote(), required);
                 Group g = groupOf(groups, route);
                 MemorySegment local = op.local();
                 if (!local.scope().isAlive()) {
@@ -269,15 +271,19 @@ final class Dispatcher {
         }
     }
 
-    private Route route(RdmaRemoteBuffer remote) {
+    /**
+     * The route of ops on {@code remote}: cached when any transport may carry them; worked out
+     * afresh, and not cached, when the cached one is not among {@code required}.
+     */
+    private Route route(RdmaRemoteBuffer remote, Set<String> required) {
         Route r = routes.getIfPresent(remote);
-        if (r != null) {
+        if (r != null && (required == null || required.contains(r.transport.name()))) {
             return r;
         }
         Map<String, String> declined = new LinkedHashMap<>(0);
         for (int rank = 0; rank < transports.size(); rank++) {
             OpenTransport t = transports.get(rank);
-            if (remote.hasTransport(t.name())) {
+            if (remote.hasTransport(t.name()) && (required == null || required.contains(t.name()))) {
                 RemoteBufferRef ref = remote.refFor(t.name());
                 Object decoded;
                 try {
@@ -292,8 +298,10 @@ final class Dispatcher {
                     throw new IllegalArgumentException("the token's " + t.name() + " context is malformed: " + e.getMessage(), e);
                 }
                 r = new Route(t, rank, ref, decoded);
-                routes.put(remote, r);
-                routeLog.chosen(remote, t.name(), declined);
+                if (required == null) {
+                    routes.put(remote, r);
+                    routeLog.chosen(remote, t.name(), declined);
+                }
                 return r;
             }
         }
@@ -301,8 +309,8 @@ final class Dispatcher {
         declined.forEach((name, reason) -> why.append(why.isEmpty() ? "; declined: " : "; ").append(name).append(": ")
                 .append(reason));
         throw new NoCompatibleTransportException("no compatible RDMA transport for buffer: " + remote
-                + " (this manager runs " + names + ", the token offers " + new java.util.TreeSet<>(remote.transports())
-                + why + ")");
+                + " (this manager runs " + names + ", the token offers " + new TreeSet<>(remote.transports())
+                + (required == null ? "" : ", the action requires " + new TreeSet<>(required)) + why + ")");
     }
 
     /** Drops prepared local memory whose segments' arenas were closed. */

@@ -104,6 +104,31 @@ final class ManagerStartup {
                 .toList();
     }
 
+    /**
+     * The providers the builder's {@code requireTransports} / {@code excludeTransports} allow; each
+     * other one goes into {@code discovered} as not available, with the reason.
+     */
+    static List<TransportProvider> allowed(List<TransportProvider> providers, RdmaManagerBuilder b,
+                                           List<TransportInfo> discovered) {
+        List<TransportProvider> allowed = new ArrayList<>();
+        for (TransportProvider p : providers) {
+            if (b.excluded.contains(p.name())) {
+                discovered.add(new TransportInfo(p.name(), p.priority(), false, false, "excluded by excludeTransports"));
+            } else if (b.required != null && !b.required.contains(p.name())) {
+                discovered.add(new TransportInfo(p.name(), p.priority(), false, false,
+                        "not among requireTransports " + b.required));
+            } else {
+                allowed.add(p);
+            }
+        }
+        if (allowed.isEmpty() && !providers.isEmpty()) {
+            throw new TransportUnavailableException("no RDMA transport allowed: found " + providers.stream()
+                    .map(TransportProvider::name).toList() + ", but " + (b.required != null ? "requireTransports allows only "
+                    + b.required : "excludeTransports leaves out " + b.excluded));
+        }
+        return allowed;
+    }
+
     /** The host put into tokens: the configured one, else the bind host, else this machine's name. */
     static String advertisedHost(String bindHost, String configured) {
         if (!configured.isEmpty()) {
@@ -157,10 +182,11 @@ final class ManagerStartup {
         RegistrationRing ring = null;
         try {
             Watchdog w = watchdog;
-            ManagerStartup.open(providers, settings,
+            ManagerStartup.open(allowed(providers, b, discovered), settings,
                     name -> new Context(name, settings, table, control.channel(name, client), endpoint, advertised, bindHost,
                             b.clock, w),
                     control::forget, opened, discovered);
+            discovered.sort(Comparator.comparingInt(TransportInfo::priority).reversed().thenComparing(TransportInfo::name));
             List<OpenTransport> transports = List.copyOf(opened);
             ManagerStats stats = new ManagerStats(transports.stream().map(OpenTransport::name).toList());
             ring = new RegistrationRing(settings.get(RdmaSettings.REGISTRATION_RING_SIZE),

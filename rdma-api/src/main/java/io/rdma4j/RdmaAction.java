@@ -7,6 +7,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicBoolean;
 
@@ -36,6 +37,7 @@ public final class RdmaAction {
     private final RdmaManager manager;
     private final List<Op> ops = new ArrayList<>();
     private final AtomicBoolean submitting = new AtomicBoolean();
+    private Set<String> required;
 
     RdmaAction(RdmaManager manager) {
         this.manager = manager;
@@ -100,6 +102,29 @@ public final class RdmaAction {
     }
 
     /**
+     * Lets this action's ops go only over these transports (by provider name, e.g.
+     * {@code "ibverbs"}), so that none silently takes a slower one: an op whose token shares none
+     * of them with this manager makes {@link #submit} fail at once, before anything is sent, with
+     * {@link NoCompatibleTransportException} naming what each side offers. Calling it again
+     * replaces the set.
+     *
+     * @param names the transports allowed; at least one, no {@code null}
+     * @return this action
+     * @throws IllegalArgumentException if {@code names} is empty
+     * @throws IllegalStateException    while this action is being submitted
+     */
+    public RdmaAction requireTransport(String... names) {
+        if (names.length == 0) {
+            throw new IllegalArgumentException("requireTransport needs at least one transport name");
+        }
+        if (submitting.get()) {
+            throw new IllegalStateException("cannot change an action that is currently being submitted");
+        }
+        required = Set.copyOf(List.of(names));
+        return this;
+    }
+
+    /**
      * Number of queued ops.
      *
      * @return how many ops are queued; submitting does not remove them
@@ -116,7 +141,8 @@ public final class RdmaAction {
      *         failing transport (its per-transport causes are {@link RdmaTimeoutException},
      *         {@link RemoteAccessException}, {@link PeerUnreachableException}, ...), with
      *         {@link NoCompatibleTransportException} before anything was sent when an op's token shares
-     *         no transport with this manager, or with {@link ManagerClosedException}
+     *         no transport with this manager (or none of those {@link #requireTransport} allows), or with
+     *         {@link ManagerClosedException}
      * @throws IllegalArgumentException if {@code timeout} is negative
      * @throws IllegalStateException    if the previous submit of this action is still running
      */
@@ -130,7 +156,7 @@ public final class RdmaAction {
         }
         CompletableFuture<Void> f;
         try {
-            f = manager.submit(List.copyOf(ops), timeout);
+            f = manager.submit(List.copyOf(ops), required, timeout);
         } catch (RuntimeException e) {
             submitting.set(false);
             throw e;
@@ -160,7 +186,7 @@ public final class RdmaAction {
             throw new IllegalStateException("this action is currently being submitted");
         }
         try {
-            manager.submitAndWait(List.copyOf(ops), timeout);
+            manager.submitAndWait(List.copyOf(ops), required, timeout);
         } finally {
             submitting.set(false);
         }

@@ -21,6 +21,7 @@ import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
 import java.util.ServiceLoader;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -324,21 +325,19 @@ public final class RdmaManager implements AutoCloseable {
         return newAction().writeFrom(remote, local).submit(timeout);
     }
 
-    CompletableFuture<Void> submit(List<RdmaAction.Op> ops, Duration timeout) {
+    CompletableFuture<Void> submit(List<RdmaAction.Op> ops, Set<String> required, Duration timeout) {
         if (closed.get() && !ops.isEmpty()) {
             return CompletableFuture.failedFuture(closedError());
         }
-        return dispatcher.submit(ops, timeout);
+        return dispatcher.submit(ops, required, timeout);
     }
 
-    void submitAndWait(List<RdmaAction.Op> ops, Duration timeout) {
+    void submitAndWait(List<RdmaAction.Op> ops, Set<String> required, Duration timeout) {
         if (closed.get() && !ops.isEmpty()) {
             throw closedError();
         }
-        dispatcher.submitAndWait(ops, timeout);
+        dispatcher.submitAndWait(ops, required, timeout);
     }
-
-    // ------------------------------------------------------------------ peers
 
     /**
      * Asks each peer manager, at its control endpoint, whether it finished starting; all share one

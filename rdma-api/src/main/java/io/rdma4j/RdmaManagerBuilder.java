@@ -8,6 +8,8 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
+import java.util.TreeSet;
 import java.util.ServiceLoader;
 import java.util.function.Supplier;
 
@@ -23,6 +25,9 @@ public final class RdmaManagerBuilder {
     /** The environment, read at {@link #build()}; injectable for tests. */
     Supplier<Map<String, String>> environment = System::getenv;
     boolean keepEndpointOnFailure;
+    /** Transports this manager may open: {@code null} for any. */
+    Set<String> required;
+    final Set<String> excluded = new TreeSet<>();
 
     RdmaManagerBuilder() {
     }
@@ -60,6 +65,36 @@ public final class RdmaManagerBuilder {
      */
     public RdmaManagerBuilder set(Setting<?> setting, Object value) {
         return set(setting.key(), String.valueOf(value));
+    }
+
+    /**
+     * Opens only these transports (by provider name, e.g. {@code "ibverbs"}), so that no transfer
+     * silently takes a slower one: when none of them can be opened, {@link #build()} fails, and an
+     * op on a token that offers none of them fails with {@link NoCompatibleTransportException}.
+     * Calling it again replaces the set.
+     *
+     * @param names the transports allowed; at least one, no {@code null}
+     * @return this builder
+     * @throws IllegalArgumentException if {@code names} is empty
+     */
+    public RdmaManagerBuilder requireTransports(String... names) {
+        if (names.length == 0) {
+            throw new IllegalArgumentException("requireTransports needs at least one transport name");
+        }
+        this.required = new TreeSet<>(List.of(names));
+        return this;
+    }
+
+    /**
+     * Never opens these transports (by provider name, e.g. {@code "tcp"}); adds to earlier calls.
+     * Their ops fail as {@link #requireTransports} describes.
+     *
+     * @param names the transports to leave out; no {@code null}
+     * @return this builder
+     */
+    public RdmaManagerBuilder excludeTransports(String... names) {
+        excluded.addAll(List.of(names));
+        return this;
     }
 
     /**
