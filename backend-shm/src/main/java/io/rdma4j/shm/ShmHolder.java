@@ -141,6 +141,25 @@ final class ShmHolder implements AutoCloseable {
     }
 
     /**
+     * Whether {@code ops} can run on the caller's thread without blocking: at most
+     * {@code maxBytes} in all, each on this manager's own buffer or on one whose grant is known
+     * (no control-plane request needed).
+     */
+    boolean canRunInline(List<TransportOp> ops, long maxBytes) {
+        long bytes = 0;
+        for (TransportOp op : ops) {
+            bytes += op.length();
+            if (bytes > maxBytes || !(op.remoteContext() instanceof ShmRemote remote)) {
+                return false;
+            }
+            if (remote instanceof ShmRemote.Attached a && a.peer().attachment(a.ref().bufferId()) == null) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /**
      * Runs one op on the calling thread.
      *
      * @param cancel asked between pieces; the op stops with nothing more moved once it says yes
