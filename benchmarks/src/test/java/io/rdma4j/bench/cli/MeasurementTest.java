@@ -13,6 +13,8 @@ import java.lang.foreign.MemorySegment;
 import java.time.Duration;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import org.junit.jupiter.api.AfterEach;
@@ -71,9 +73,15 @@ class MeasurementTest {
     void countPlan_measuresExactlyThatMany_overAllThreads_afterTheWarmup() throws Exception {
         AtomicInteger submitted = new AtomicInteger();
         Set<String> threads = ConcurrentHashMap.newKeySet();
+        // Each thread's first action waits for the other three to take theirs: with a transport
+        // fast enough (shm: under a microsecond), one thread could otherwise run every action.
+        CountDownLatch allFour = new CountDownLatch(4);
         Measurement.Outcome outcome = Measurement.run(Measurement.Plan.count(5, 40), 4, i -> read(2), a -> {
             submitted.incrementAndGet();
-            threads.add(Thread.currentThread().getName());
+            if (threads.add(Thread.currentThread().getName())) {
+                allFour.countDown();
+                allFour.await(30, TimeUnit.SECONDS);
+            }
             a.submit(TIMEOUT).join();
         }, n -> { });
 
