@@ -113,10 +113,10 @@ final class Dispatcher {
         this.routes = Caffeine.newBuilder().weakKeys().maximumSize(tokenCacheEntries).executor(Runnable::run).build();
     }
 
-    CompletableFuture<Void> submit(List<RdmaAction.Op> ops, Set<String> required, Duration timeout) {
+    CompletableFuture<RdmaResult> submit(List<RdmaAction.Op> ops, Set<String> required, Duration timeout) {
         Deadline deadline = Deadline.after(timeout, clock);
         if (ops.isEmpty()) {
-            return CompletableFuture.completedFuture(null);
+            return CompletableFuture.completedFuture(RdmaResult.EMPTY);
         }
         List<Group> groups;
         try {
@@ -131,16 +131,15 @@ final class Dispatcher {
      * The blocking form of {@link #submit}: ops that all go to one transport run on the calling
      * thread; ops spread over several transports still run in parallel, and the caller waits for all.
      */
-    void submitAndWait(List<RdmaAction.Op> ops, Set<String> required, Duration timeout) {
+    RdmaResult submitAndWait(List<RdmaAction.Op> ops, Set<String> required, Duration timeout) {
         Deadline deadline = Deadline.after(timeout, clock);
         if (ops.isEmpty()) {
-            return;
+            return RdmaResult.EMPTY;
         }
         List<Group> groups = groups(ops, required);
         if (groups.size() > 1) {
             try {
-                run(groups, deadline, timeout).join();
-                return;
+                return run(groups, deadline, timeout).join();
             } catch (CompletionException e) {
                 throw (RuntimeException) Errors.unwrap(e);
             }
@@ -150,6 +149,7 @@ final class Dispatcher {
         g.start();
         try {
             g.transport.transport().submitAndWait(g.ops, deadline);
+            return result(groups, g.startNanos);
         } catch (Throwable t) {
             failure = Errors.toPublic(g.transport.name(), t);
             throw new RdmaSubmitException(Map.of(g.transport.name(), failure));
@@ -160,8 +160,9 @@ final class Dispatcher {
     }
 
     /** Submits each transport's group, all in parallel, under one watchdog guard. */
-    private CompletableFuture<Void> run(List<Group> groups, Deadline deadline, Duration timeout) {
-        CompletableFuture<Void> result = new CompletableFuture<>();
+    private CompletableFuture<RdmaResult> run(List<Group> groups, Deadline deadline, Duration timeout) {
+        CompletableFuture<RdmaResult> result = new CompletableFuture<>();
+        long startNanos = System.nanoTime();
         CompletableFuture<?>[] running = new CompletableFuture<?>[groups.size()];
         for (int i = 0; i < running.length; i++) {
             Group g = groups.get(i);
@@ -207,12 +208,27 @@ final class Dispatcher {
                 g.finish(stats, failure);
             }
             if (failures.isEmpty()) {
-                result.complete(null);
+                result.complete(result(groups, startNanos));
             } else {
                 result.completeExceptionally(new RdmaSubmitException(failures));
             }
         });
         return result;
+    }
+
+    /** What the finished groups did, timed from {@code startNanos}. */
+    private static RdmaResult result(List<Group> groups, long startNanos) {
+        List<String> names = new ArrayList<>(groups.size());
+        int ops = 0;
+        long bytes = 0;
+        for (Group g : groups) {
+            names.add(g.transport.name());
+            ops += g.ops.size();
+            for (TransportOp op : g.ops) {
+                bytes += op.length();
+            }
+        }
+        return new RdmaResult(names, ops, bytes, Duration.ofNanos(Math.max(0, System.nanoTime() - startNanos)));
     }
 
     /** Routes every op to its transport, in order; throws before anything is sent when one cannot go. */

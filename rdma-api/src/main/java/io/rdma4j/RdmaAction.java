@@ -9,6 +9,7 @@ import java.util.List;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
@@ -154,7 +155,40 @@ public final class RdmaAction {
         if (!submitting.compareAndSet(false, true)) {
             throw new IllegalStateException("this action is currently being submitted");
         }
-        CompletableFuture<Void> f;
+        CompletableFuture<RdmaResult> f;
+        try {
+            f = manager.submit(List.copyOf(ops), required, timeout);
+        } catch (RuntimeException e) {
+            submitting.set(false);
+            throw e;
+        }
+        return f.handle((result, t) -> {
+            submitting.set(false);
+            if (t != null) {
+                throw t instanceof CompletionException ce ? ce : new CompletionException(t);
+            }
+            return null;
+        });
+    }
+
+    /**
+     * {@link #submit}, completing with what the action did: the transports used, the ops run,
+     * the bytes moved and the time taken.
+     *
+     * @param timeout the time all ops together may take, counted from this call
+     * @return completes with the result, or fails as {@link #submit} does
+     * @throws IllegalArgumentException if {@code timeout} is negative
+     * @throws IllegalStateException    if the previous submit of this action is still running
+     */
+    public CompletableFuture<RdmaResult> submitForResult(Duration timeout) {
+        Objects.requireNonNull(timeout, "timeout");
+        if (timeout.isNegative()) {
+            throw new IllegalArgumentException("timeout must not be negative: " + timeout);
+        }
+        if (!submitting.compareAndSet(false, true)) {
+            throw new IllegalStateException("this action is currently being submitted");
+        }
+        CompletableFuture<RdmaResult> f;
         try {
             f = manager.submit(List.copyOf(ops), required, timeout);
         } catch (RuntimeException e) {
@@ -171,13 +205,14 @@ public final class RdmaAction {
      * from threads that may block, such as virtual threads.
      *
      * @param timeout the time all ops together may take, counted from this call
+     * @return what the action did: the transports used, the ops run, the bytes moved, the time taken
      * @throws RdmaSubmitException          naming each failing transport, as {@link #submit} reports it
      * @throws NoCompatibleTransportException before anything was sent
      * @throws ManagerClosedException       when the manager is closed
      * @throws IllegalArgumentException     if {@code timeout} is negative
      * @throws IllegalStateException        if a submit of this action is still running
      */
-    public void submitAndWait(Duration timeout) {
+    public RdmaResult submitAndWait(Duration timeout) {
         Objects.requireNonNull(timeout, "timeout");
         if (timeout.isNegative()) {
             throw new IllegalArgumentException("timeout must not be negative: " + timeout);
@@ -186,7 +221,7 @@ public final class RdmaAction {
             throw new IllegalStateException("this action is currently being submitted");
         }
         try {
-            manager.submitAndWait(List.copyOf(ops), required, timeout);
+            return manager.submitAndWait(List.copyOf(ops), required, timeout);
         } finally {
             submitting.set(false);
         }

@@ -325,18 +325,18 @@ public final class RdmaManager implements AutoCloseable {
         return newAction().writeFrom(remote, local).submit(timeout);
     }
 
-    CompletableFuture<Void> submit(List<RdmaAction.Op> ops, Set<String> required, Duration timeout) {
+    CompletableFuture<RdmaResult> submit(List<RdmaAction.Op> ops, Set<String> required, Duration timeout) {
         if (closed.get() && !ops.isEmpty()) {
             return CompletableFuture.failedFuture(closedError());
         }
         return dispatcher.submit(ops, required, timeout);
     }
 
-    void submitAndWait(List<RdmaAction.Op> ops, Set<String> required, Duration timeout) {
+    RdmaResult submitAndWait(List<RdmaAction.Op> ops, Set<String> required, Duration timeout) {
         if (closed.get() && !ops.isEmpty()) {
             throw closedError();
         }
-        dispatcher.submitAndWait(ops, required, timeout);
+        return dispatcher.submitAndWait(ops, required, timeout);
     }
 
     /**
