@@ -161,11 +161,20 @@ final class Dispatcher {
 
     /** Submits each transport's group, all in parallel, under one watchdog guard. */
     private CompletableFuture<RdmaResult> run(List<Group> groups, Deadline deadline, Duration timeout) {
-        CompletableFuture<RdmaResult> result = new CompletableFuture<>();
         long startNanos = System.nanoTime();
-        CompletableFuture<?>[] running = new CompletableFuture<?>[groups.size()];
-        for (int i = 0; i < running.length; i++) {
-            Group g = groups.get(i);
+        CompletableFuture<RdmaResult> result = new CompletableFuture<>() {
+            @Override
+            public boolean cancel(boolean mayInterruptIfRunning) {
+                boolean cancelled = super.cancel(mayInterruptIfRunning);
+                if (cancelled) {
+                    for (Group g : groups) {
+                        g.running.cancel(false); // obliges the transport to stop touching the caller's memory
+                    }
+                }
+                return cancelled;
+            }
+        };
+        for (Group g : groups) {
             CompletableFuture<Void> f;
             g.start();
             try {
@@ -177,7 +186,6 @@ final class Dispatcher {
                 f = CompletableFuture.failedFuture(t);
             }
             g.running = f;
-            running[i] = f;
         }
         // A transport must honour the deadline itself; this guard only makes sure a broken one
         // cannot leave the caller waiting: completing its future obliges it to stop.
@@ -187,33 +195,34 @@ final class Dispatcher {
                         + g.transport.name() + " did not finish " + g.ops.size() + " op(s) within " + timeout));
             }
         });
-        result.whenComplete((ok, t) -> {
-            if (result.isCancelled()) {
-                for (Group g : groups) {
-                    g.running.cancel(false);
-                }
-            }
-        });
-        CompletableFuture.allOf(running).whenComplete((ok, ignored) -> {
-            guard.disarm();
-            Map<String, Throwable> failures = new LinkedHashMap<>();
-            for (Group g : groups) {
-                g.releaseHeld();
-                Throwable failure = null;
-                if (g.running.isCompletedExceptionally()) {
-                    failure = Errors.toPublic(g.transport.name(), g.running.isCancelled()
-                            ? new CancellationException("cancelled") : g.running.exceptionNow());
-                    failures.put(g.transport.name(), failure);
-                }
-                g.finish(stats, failure);
-            }
-            if (failures.isEmpty()) {
-                result.complete(result(groups, startNanos));
-            } else {
-                result.completeExceptionally(new RdmaSubmitException(failures));
-            }
-        });
+        CompletableFuture<?> all = groups.size() == 1 ? groups.getFirst().running
+                : CompletableFuture.allOf(groups.stream().map(g -> g.running).toArray(CompletableFuture[]::new));
+        all.whenComplete((ok, ignored) -> finish(groups, guard, result, startNanos));
         return result;
+    }
+
+    /** Once every group's future completed: frees what the action held and completes its future. */
+    private void finish(List<Group> groups, Watchdog.Guard guard, CompletableFuture<RdmaResult> result, long startNanos) {
+        guard.disarm();
+        Map<String, Throwable> failures = null;
+        for (Group g : groups) {
+            g.releaseHeld();
+            Throwable failure = null;
+            if (g.running.isCompletedExceptionally()) {
+                failure = Errors.toPublic(g.transport.name(), g.running.isCancelled()
+                        ? new CancellationException("cancelled") : g.running.exceptionNow());
+                if (failures == null) {
+                    failures = new LinkedHashMap<>();
+                }
+                failures.put(g.transport.name(), failure);
+            }
+            g.finish(stats, failure);
+        }
+        if (failures == null) {
+            result.complete(result(groups, startNanos));
+        } else {
+            result.completeExceptionally(new RdmaSubmitException(failures));
+        }
     }
 
     /** What the finished groups did, timed from {@code startNanos}. */

@@ -162,13 +162,7 @@ public final class RdmaAction {
             submitting.set(false);
             throw e;
         }
-        return f.handle((result, t) -> {
-            submitting.set(false);
-            if (t != null) {
-                throw t instanceof CompletionException ce ? ce : new CompletionException(t);
-            }
-            return null;
-        });
+        return linked(f, result -> null);
     }
 
     /**
@@ -195,7 +189,33 @@ public final class RdmaAction {
             submitting.set(false);
             throw e;
         }
-        return f.whenComplete((ok, t) -> submitting.set(false));
+        return linked(f, result -> result);
+    }
+
+    /**
+     * A future completing as {@code f} does (mapped), that ends this submit when {@code f} completes,
+     * and whose {@code cancel()} cancels {@code f}: the transports then stop and free what they hold.
+     */
+    private <T> CompletableFuture<T> linked(CompletableFuture<RdmaResult> f, java.util.function.Function<RdmaResult, T> map) {
+        CompletableFuture<T> out = new CompletableFuture<>() {
+            @Override
+            public boolean cancel(boolean mayInterruptIfRunning) {
+                boolean cancelled = super.cancel(mayInterruptIfRunning);
+                if (cancelled) {
+                    f.cancel(mayInterruptIfRunning);
+                }
+                return cancelled;
+            }
+        };
+        f.whenComplete((result, t) -> {
+            submitting.set(false);
+            if (t == null) {
+                out.complete(map.apply(result));
+            } else {
+                out.completeExceptionally(t instanceof CompletionException ce && ce.getCause() != null ? ce.getCause() : t);
+            }
+        });
+        return out;
     }
 
     /**

@@ -241,6 +241,21 @@ class ActionTest {
     }
 
     @Test
+    void cancel_ofTheReturnedFuture_cancelsTheTransportsFuture_soTheTransportStops() {
+        StubProvider s = new StubProvider("stub", 1);
+        s.submitMode = StubProvider.SubmitMode.NEVER_COMPLETE;
+        RdmaManager caller = manager(s);
+        RdmaRemoteBuffer remote = caller.register(arena.allocate(8)).join();
+        RdmaAction action = caller.newAction().readInto(remote, arena.allocate(8));
+        CompletableFuture<Void> f = action.submit(TIMEOUT);
+
+        assertTrue(f.cancel(true));
+
+        assertTrue(s.lastSubmit.isCancelled(), "the transport's future was not cancelled");
+        action.submit(TIMEOUT).cancel(true); // and the action can be submitted again
+    }
+
+    @Test
     void submit_sameActionAgain_repeatsTheTransferAndSeesFreshData() {
         RdmaManager owner = manager(new StubProvider("stub", 1));
         RdmaManager caller = manager(new StubProvider("stub", 1));

@@ -48,6 +48,8 @@ public final class StubProvider implements TransportProvider {
     /** Per segment: why this transport cannot serve it ("not applicable"), or {@code null} when it can. */
     public volatile Function<MemorySegment, String> notApplicableTo = segment -> null;
     public volatile SubmitMode submitMode = SubmitMode.COPY;
+    /** The future the last {@code submit} returned. */
+    public volatile CompletableFuture<Void> lastSubmit;
     /** When set, {@link Transport#decodeContext} throws it (e.g. PEER_UNREACHABLE: this transport declines the token). */
     public volatile RuntimeException decodeFailure;
     /** Whether the transport prepares local memory (as verbs does); see {@link #prepared} and {@link #closedLocal}. */
@@ -222,7 +224,9 @@ public final class StubProvider implements TransportProvider {
                     : op.localMemory().segment().address()).toList();
             switch (submitMode) {
                 case NEVER_COMPLETE:
-                    return new CompletableFuture<>();
+                    CompletableFuture<Void> pending = new CompletableFuture<>();
+                    lastSubmit = pending;
+                    return pending;
                 case FAIL:
                     return CompletableFuture.failedFuture(submitFailure);
                 default:
