@@ -212,7 +212,7 @@ public final class RdmaAction {
             if (t == null) {
                 out.complete(map.apply(result));
             } else {
-                out.completeExceptionally(t instanceof CompletionException ce && ce.getCause() != null ? ce.getCause() : t);
+                out.completeExceptionally(t instanceof CompletionException ? t : new CompletionException(t)); // as a dependent stage would
             }
         });
         return out;
