@@ -18,7 +18,8 @@ import java.util.Objects;
  * {@link #availability}, so {@link java.util.ServiceLoader} can instantiate this provider on
  * any host. Thread-safe and stateless; the device probe behind it runs once per process.
  *
- * <p>Status: availability and settings are real; {@link #open} is not implemented yet.
+ * <p>{@link #open} returns a {@code VerbsTransport}: one device, one protection domain, RC queue
+ * pairs per peer, RDMA WRITE and READ (see the package documentation).
  */
 public final class IbverbsTransportProvider implements TransportProvider {
 
@@ -86,12 +87,12 @@ public final class IbverbsTransportProvider implements TransportProvider {
     }
 
     /**
-     * Not implemented yet: the verbs data path is a later step.
+     * Opens the verbs transport on one device: the one {@link IbverbsSettings#TARGET} names, or
+     * the best-ranked device with an active port (logged at INFO with the reason).
      *
-     * @throws IllegalStateException         if ibverbs is unavailable here (the message gives the
-     *                                       reason), including when disabled
-     * @throws UnsupportedOperationException otherwise, always: "ibverbs data path not implemented
-     *                                       yet (devices: ...)"
+     * @throws IllegalStateException if ibverbs is unavailable here (the message gives the reason),
+     *                               including when disabled, or no device has an active port
+     * @throws io.rdma4j.ibverbs.ffi.IbverbsException if opening the device fails natively
      */
     @Override
     public Transport open(TransportContext context) {
@@ -99,9 +100,6 @@ public final class IbverbsTransportProvider implements TransportProvider {
         if (!availability.isAvailable()) {
             throw new IllegalStateException("ibverbs is unavailable: " + availability.reason());
         }
-        List<String> devices = LibIbverbs.probe() instanceof LibIbverbs.Probe.Devices(List<String> names)
-                ? names : List.of();
-        throw new UnsupportedOperationException(
-                "ibverbs data path not implemented yet (devices: " + String.join(", ", devices) + ")");
+        return VerbsTransport.open(context);
     }
 }

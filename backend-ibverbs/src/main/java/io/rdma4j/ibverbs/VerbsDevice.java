@@ -1,0 +1,258 @@
+package io.rdma4j.ibverbs;
+
+import io.rdma4j.ibverbs.ffi.CompletionChannel;
+import io.rdma4j.ibverbs.ffi.CompletionQueue;
+import io.rdma4j.ibverbs.ffi.DeviceAttributes;
+import io.rdma4j.ibverbs.ffi.Gid;
+import io.rdma4j.ibverbs.ffi.Ibv;
+import io.rdma4j.ibverbs.ffi.PortAttributes;
+import io.rdma4j.ibverbs.ffi.ProtectionDomain;
+import io.rdma4j.ibverbs.ffi.VerbsContext;
+import io.rdma4j.ibverbs.ffi.WorkCompletions;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * One opened RDMA device as the transport uses it: its context, one protection domain, one
+ * completion channel and one completion queue shared by all its queue pairs, and the one poller
+ * thread that serves that queue. The poller spins for the configured busy-poll time on an empty
+ * queue, then arms it and sleeps on the completion channel, so an idle device costs no CPU.
+ *
+ * <p>Thread-safe. {@link #close} stops the poller, then closes the context, which frees every
+ * queue pair, memory region and queue created from it.
+ */
+final class VerbsDevice implements AutoCloseable {
+
+    /** The port every queue pair uses. */
+    static final int PORT = 1;
+    /** Completions taken per {@code ibv_poll_cq}. */
+    static final int POLL_BATCH = 64;
+    private static final int PARK_MILLIS = 100;
+    private static final System.Logger LOG = System.getLogger(VerbsDevice.class.getName());
+
+    final VerbsContext context;
+    final String name;
+    final ProtectionDomain pd;
+    final PortAttributes port;
+    final DeviceAttributes attributes;
+    final int gidIndex;
+    final Gid gid;
+    final CompletionQueue cq;
+    private final CompletionChannel channel;
+    private final long busyPollNanos;
+    private final ConcurrentHashMap<Long, VerbsConnection.Chunk> inFlight = new ConcurrentHashMap<>();
+    private final AtomicLong nextWorkRequestId = new AtomicLong(1);
+    private final Thread poller;
+    private volatile boolean closing;
+
+    private VerbsDevice(VerbsContext context, PortAttributes port, int cqEntries, long busyPollNanos) {
+        this.context = context;
+        this.name = context.deviceName();
+        this.port = port;
+        this.busyPollNanos = busyPollNanos;
+        this.attributes = context.queryDevice();
+        this.gidIndex = gidIndex(context, port);
+        this.gid = context.queryGid(PORT, gidIndex);
+        this.pd = context.allocateProtectionDomain();
+        this.channel = context.createCompletionChannel();
+        this.cq = context.createCompletionQueue(Math.min(cqEntries, attributes.maxCqe()), channel);
+        this.poller = Thread.ofPlatform().daemon().name("rdma4j-verbs-poller-" + name).unstarted(this::poll);
+    }
+
+    /** A candidate device with its port, for ranking. */
+    record Candidate(String name, PortAttributes port, Optional<Integer> numaNode) {
+        /** Rough link rate rank: active before inactive, then InfiniBand before Ethernet, then speed x width. */
+        long rank() {
+            return (port.isActive() ? 1L << 40 : 0) + (port.linkLayer() == Ibv.IBV_LINK_LAYER_INFINIBAND ? 1L << 32 : 0)
+                    + (long) port.activeSpeed() * port.activeWidth();
+        }
+    }
+
+    /**
+     * Opens the device the target names, or the best-ranked active one, and logs at INFO which and why.
+     *
+     * @throws IllegalStateException when no device with an active port fits
+     */
+    static VerbsDevice open(Optional<DeviceTarget> target, int cqEntries, long busyPollNanos) {
+        List<Candidate> candidates = new ArrayList<>();
+        for (String n : VerbsContext.deviceNames()) {
+            try (VerbsContext c = VerbsContext.open(n)) {
+                candidates.add(new Candidate(n, c.queryPort(PORT), numaNode(n)));
+            } catch (RuntimeException e) {
+                LOG.log(System.Logger.Level.INFO, "RDMA device {0} skipped: {1}", n, e.getMessage());
+            }
+        }
+        candidates.sort(Comparator.comparingLong(Candidate::rank).reversed().thenComparing(Candidate::name));
+        Candidate chosen = null;
+        String why;
+        if (target.isPresent() && target.get() instanceof DeviceTarget.Nic(String wanted)) {
+            chosen = candidates.stream().filter(c -> c.name().equals(wanted)).findFirst()
+                    .orElseThrow(() -> new IllegalStateException("device target " + target.get() + ": no such RDMA device (have "
+                            + candidates.stream().map(Candidate::name).toList() + ")"));
+            why = "named by device target " + target.get();
+        } else if (target.isPresent() && target.get() instanceof DeviceTarget.Cpu(long numa)) {
+            chosen = candidates.stream().filter(c -> c.port().isActive() && c.numaNode().equals(Optional.of((int) numa)))
+                    .findFirst().orElse(null);
+            why = chosen != null ? "on NUMA node " + numa + " as device target " + target.get() + " asks"
+                    : "best ranked: no active device on NUMA node " + numa + " (device target " + target.get() + ")";
+        } else {
+            why = target.isPresent() ? "best ranked: device target " + target.get() + " cannot be resolved to a NIC here"
+                    : "best ranked (active port, link layer, speed)";
+        }
+        if (chosen == null) {
+            chosen = candidates.isEmpty() ? null : candidates.get(0);
+        }
+        if (chosen == null || !chosen.port().isActive()) {
+            throw new IllegalStateException("no RDMA device with an active port " + PORT + " (have "
+                    + candidates.stream().map(c -> c.name() + (c.port().isActive() ? "" : " (port down)")).toList() + ")");
+        }
+        VerbsContext context = VerbsContext.open(chosen.name());
+        VerbsDevice device;
+        try {
+            device = new VerbsDevice(context, chosen.port(), cqEntries, busyPollNanos);
+        } catch (RuntimeException e) {
+            context.close();
+            throw e;
+        }
+        LOG.log(System.Logger.Level.INFO, "ibverbs uses device {0} port {1} (GID {2} index {3}, LID {4}): {5}; candidates {6}",
+                device.name, PORT, device.gid, device.gidIndex, chosen.port().lid(), why,
+                candidates.stream().map(Candidate::name).toList());
+        device.poller.start();
+        return device;
+    }
+
+    private static Optional<Integer> numaNode(String device) {
+        try {
+            return Optional.of(Integer.parseInt(Files.readString(
+                    Path.of("/sys/class/infiniband", device, "device", "numa_node")).trim()));
+        } catch (IOException | RuntimeException e) {
+            return Optional.empty();
+        }
+    }
+
+    /** On Ethernet (RoCE) the first IPv4-mapped GID (RoCE v2 over IPv4), else the first non-zero one; index 0 on InfiniBand. */
+    private static int gidIndex(VerbsContext context, PortAttributes port) {
+        if (port.linkLayer() != Ibv.IBV_LINK_LAYER_ETHERNET) {
+            return 0;
+        }
+        int firstNonZero = -1;
+        for (int i = 0; i < port.gidTableLength(); i++) {
+            Gid g = context.queryGid(PORT, i);
+            if (g.isIpv4Mapped()) {
+                return i;
+            }
+            if (firstNonZero < 0 && !g.isZero()) {
+                firstNonZero = i;
+            }
+        }
+        if (firstNonZero < 0) {
+            throw new IllegalStateException(context.deviceName() + " has no GID on port " + PORT);
+        }
+        return firstNonZero;
+    }
+
+    /** The largest message one work request may move here, capped so that its length fits an SGE. */
+    long maxMessageBytes() {
+        long m = port.maxMessageSize();
+        return m <= 0 ? 1L << 30 : Math.min(m, 1L << 30);
+    }
+
+    /** Registers {@code chunk} as in flight and returns its work request id. */
+    long track(VerbsConnection.Chunk chunk) {
+        long id = nextWorkRequestId.getAndIncrement();
+        inFlight.put(id, chunk);
+        return id;
+    }
+
+    /** Forgets a chunk whose post failed. */
+    void untrack(long id) {
+        inFlight.remove(id);
+    }
+
+    private void poll() {
+        try (WorkCompletions wcs = WorkCompletions.allocate(POLL_BATCH)) {
+            long idleSince = 0;
+            while (!closing) {
+                int n = cq.poll(wcs);
+                if (n > 0) {
+                    deliver(wcs, n);
+                    idleSince = 0;
+                    continue;
+                }
+                long now = System.nanoTime();
+                if (idleSince == 0) {
+                    idleSince = now;
+                }
+                if (now - idleSince < busyPollNanos) {
+                    Thread.onSpinWait();
+                    continue;
+                }
+                cq.requestNotification(false);
+                n = cq.poll(wcs);          // a completion that came before the arming raises no event
+                if (n > 0) {
+                    deliver(wcs, n);
+                    idleSince = 0;
+                    continue;
+                }
+                channel.awaitEvent(PARK_MILLIS);
+                idleSince = 0;
+            }
+        } catch (RuntimeException | Error e) {
+            if (!closing) {
+                LOG.log(System.Logger.Level.ERROR, "completion poller of " + name + " failed; ops on it fail", e);
+                failAll("the completion poller of " + name + " failed: " + e);
+            }
+        }
+    }
+
+    private void deliver(WorkCompletions wcs, int n) {
+        for (int i = 0; i < n; i++) {
+            VerbsConnection.Chunk c = inFlight.remove(wcs.workRequestId(i));
+            if (c != null) {
+                int status = wcs.status(i);
+                c.completed(status, status == Ibv.IBV_WC_SUCCESS ? null
+                        : WorkCompletions.statusText(status) + " (status " + status + ", vendor error 0x"
+                        + Integer.toHexString(wcs.vendorError(i)) + ")");
+            }
+        }
+    }
+
+    private void failAll(String why) {
+        for (Long id : List.copyOf(inFlight.keySet())) {
+            VerbsConnection.Chunk c = inFlight.remove(id);
+            if (c != null) {
+                c.completed(-1, why);
+            }
+        }
+    }
+
+    /** Stops the poller (within about {@value #PARK_MILLIS} ms), fails what is still in flight, closes the device. Idempotent. */
+    @Override
+    public void close() {
+        if (closing) {
+            return;
+        }
+        closing = true;
+        try {
+            poller.join(TimeUnit.SECONDS.toMillis(5));
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        context.close();
+        failAll("the ibverbs transport closed");
+    }
+
+    @Override
+    public String toString() {
+        return name;
+    }
+}

@@ -1,0 +1,192 @@
+package io.rdma4j.ibverbs;
+
+import io.rdma4j.ibverbs.ffi.Ibv;
+import io.rdma4j.spi.TransportException;
+
+import java.util.BitSet;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * One {@code submit}: its chunks across connections, and the future the manager holds.
+ *
+ * <p>The future completes only when every chunk is accounted for (completed, flushed or never
+ * posted), so the device touches none of the caller's memory afterwards. A timeout or a cancel
+ * aborts: every connection with chunks of this submission in flight is moved to ERROR, which
+ * flushes them. On a timeout the future completes after the flush; a cancel (or the manager's
+ * watchdog) completes the future from outside, so {@link #onExternalCompletion} waits there, in
+ * the completing thread, for the flush (bounded by {@link #FLUSH_WAIT_SECONDS}) before returning.
+ *
+ * <p>Errors: the first real error (not a flush that an earlier error caused) is reported with the
+ * work-completion status text, and with "k of n ops failed" when several ops were submitted.
+ */
+final class VerbsSubmission {
+
+    /** How long a cancel waits for the flush of what it aborted. */
+    static final long FLUSH_WAIT_SECONDS = 5;
+    private static final System.Logger LOG = System.getLogger(VerbsSubmission.class.getName());
+
+    final CompletableFuture<Void> future = new CompletableFuture<>();
+    private final CompletableFuture<Void> drained = new CompletableFuture<>();
+    private final int opCount;
+    private final Set<VerbsConnection> connections = ConcurrentHashMap.newKeySet();
+    private final BitSet failedOps = new BitSet();
+    private int remaining;                // chunks counted by expect() and not yet accounted for
+    private boolean counted;
+    private boolean finished;
+    private TransportException firstError;
+    private TransportException flushError;
+    private volatile boolean aborted;
+    private TransportException abortReason;
+
+    VerbsSubmission(int opCount) {
+        this.opCount = opCount;
+        future.whenComplete((ok, t) -> {
+            if (!drained.isDone()) {
+                onExternalCompletion();
+            }
+        });
+    }
+
+    boolean isAborted() {
+        return aborted;
+    }
+
+    /** Notes the connection that carries chunks of this submission. */
+    void uses(VerbsConnection c) {
+        connections.add(c);
+    }
+
+    /**
+     * Adds {@code n} chunks that will each be reported to {@link #chunkDone}.
+     *
+     * @return false, counting nothing, when the submission was aborted: the chunks must not be posted
+     */
+    synchronized boolean expect(int n) {
+        if (aborted) {
+            return false;
+        }
+        remaining += n;
+        return true;
+    }
+
+    /** Every chunk was counted: the submission may complete once they are all done. */
+    void sealed() {
+        boolean done;
+        synchronized (this) {
+            counted = true;
+            done = remaining == 0;
+        }
+        if (done) {
+            finish();
+        }
+    }
+
+    /** Fails the whole submission before (or instead of) posting, e.g. a failed handshake or check. */
+    void fail(int opIndex, TransportException e) {
+        synchronized (this) {
+            failedOps.set(opIndex);
+            if (firstError == null) {
+                firstError = e;
+            }
+        }
+        abort(null);
+    }
+
+    void chunkDone(VerbsConnection.Chunk c, int status, String error) {
+        boolean done;
+        synchronized (this) {
+            if (error != null) {
+                failedOps.set(c.opIndex);
+                TransportException e = toException(c, status, error);
+                if (status == Ibv.IBV_WC_WR_FLUSH_ERR || status == -1) {
+                    flushError = flushError == null ? e : flushError;
+                } else if (firstError == null) {
+                    firstError = e;
+                }
+            }
+            done = --remaining == 0 && counted;
+        }
+        if (error != null && !aborted) {
+            abort(null);
+        }
+        if (done) {
+            finish();
+        }
+    }
+
+    private static TransportException toException(VerbsConnection.Chunk c, int status, String error) {
+        String what = (c.opcode == Ibv.IBV_WR_RDMA_READ ? "RDMA READ" : "RDMA WRITE") + " of " + c.length + " bytes via "
+                + c.connection + ": " + error;
+        if (status == Ibv.IBV_WC_REM_ACCESS_ERR) {
+            return new TransportException(TransportException.Kind.REMOTE_ACCESS, what
+                    + "; the owner's memory region refused it (buffer released, or range outside it)");
+        }
+        if (status == Ibv.IBV_WC_RETRY_EXC_ERR) {
+            return new TransportException(TransportException.Kind.PEER_UNREACHABLE, what);
+        }
+        return new TransportException(TransportException.Kind.INTERNAL, what);
+    }
+
+    /**
+     * Stops the submission: queued chunks are dropped, connections with chunks in flight are moved
+     * to ERROR (flushing them). {@code reason} (a timeout, a cancel) wins over errors seen later.
+     */
+    void abort(TransportException reason) {
+        boolean idle;
+        synchronized (this) {
+            if (reason != null && abortReason == null) {
+                abortReason = reason;
+            }
+            idle = remaining == 0;      // nothing in flight: complete now, later chunks are refused by expect()
+            if (aborted) {
+                if (idle && reason != null) {
+                    finish();
+                }
+                return;
+            }
+            aborted = true;
+        }
+        if (idle) {
+            finish();
+            return;
+        }
+        for (VerbsConnection c : connections) {
+            c.breakDown(reason != null ? reason.getMessage() : "an op of the same action failed");
+        }
+    }
+
+    private void finish() {
+        TransportException e;
+        synchronized (this) {
+            if (finished) {
+                return;
+            }
+            finished = true;
+            e = abortReason != null ? abortReason : firstError != null ? firstError : flushError;
+            if (e != null && opCount > 1 && abortReason == null) {
+                e = new TransportException(e.kind(), failedOps.cardinality() + " of " + opCount + " ops failed: "
+                        + e.getMessage(), e);
+            }
+        }
+        drained.complete(null);
+        if (e == null) {
+            future.complete(null);
+        } else {
+            future.completeExceptionally(e);
+        }
+    }
+
+    /** The future was completed from outside (cancel, watchdog): abort and wait for the flush here. */
+    private void onExternalCompletion() {
+        abort(new TransportException(TransportException.Kind.TIMEOUT, "cancelled"));
+        try {
+            drained.get(FLUSH_WAIT_SECONDS, TimeUnit.SECONDS);
+        } catch (Exception e) {
+            LOG.log(System.Logger.Level.WARNING, "ops cancelled from outside did not flush within {0} s: {1}",
+                    FLUSH_WAIT_SECONDS, e.toString());
+        }
+    }
+}
