@@ -53,26 +53,7 @@ public final class IbverbsSettings {
             "rdma.qpInitTimeout", "RDMA_QP_INIT_TIMEOUT", Duration.ofSeconds(30),
             "How long an active queue pair waits for its peer's handshake reply.");
 
-    /**
-     * {@code rdma.ibverbs.queueDepth} / {@code RDMA_IBVERBS_QUEUE_DEPTH}, 1..4096, default {@code 128}:
-     * work requests one queue pair keeps in flight; more wait in the transport until completions
-     * free room.
-     */
-    public static final Setting<Integer> QUEUE_DEPTH = Setting.integer(
-            "rdma.ibverbs.queueDepth", "RDMA_IBVERBS_QUEUE_DEPTH", 128, 1, 4096,
-            "Work requests one queue pair keeps in flight (1..4096); more wait for completions.");
-
-    /**
-     * {@code rdma.ibverbs.busyPollMicros} / {@code RDMA_IBVERBS_BUSY_POLL_US}, 0..1000000, default
-     * {@code 50}: how long a device's completion poller spins on an empty completion queue before it
-     * parks on the completion channel (so an idle manager burns no CPU).
-     */
-    public static final Setting<Integer> BUSY_POLL_MICROS = Setting.integer(
-            "rdma.ibverbs.busyPollMicros", "RDMA_IBVERBS_BUSY_POLL_US", 50, 0, 1_000_000,
-            "Microseconds the completion poller spins on an empty queue before it sleeps on the completion channel.");
-
-    private static final List<Setting<?>> ALL = List.of(DISABLE, TARGET, PEER_AFFINITY, QP_INIT_TIMEOUT, QUEUE_DEPTH,
-            BUSY_POLL_MICROS);
+    private static final List<Setting<?>> ALL = List.of(DISABLE, TARGET, PEER_AFFINITY, QP_INIT_TIMEOUT);
 
     private IbverbsSettings() {
     }

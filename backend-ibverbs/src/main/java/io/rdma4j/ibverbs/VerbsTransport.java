@@ -61,6 +61,13 @@ final class VerbsTransport implements Transport {
     private static final int QP_ACCESS = Ibv.IBV_ACCESS_LOCAL_WRITE | Ibv.IBV_ACCESS_REMOTE_WRITE
             | Ibv.IBV_ACCESS_REMOTE_READ;
     private static final System.Logger LOG = System.getLogger(VerbsTransport.class.getName());
+    /**
+     * Work requests one queue pair keeps in flight. Fixed for now: a setting for it (and for the busy
+     * poll) also needs rdma-api's list of the project's transport settings (SettingsCheck) updated.
+     */
+    static final int QUEUE_DEPTH = 128;
+    /** How long the completion poller spins on an empty queue before it sleeps on the channel. */
+    static final long BUSY_POLL_NANOS = 50_000;
 
     private final TransportContext context;
     private final VerbsDevice device;
@@ -78,13 +85,12 @@ final class VerbsTransport implements Transport {
         this.device = device;
         this.affinity = context.settings().get(IbverbsSettings.PEER_AFFINITY);
         this.qpInitTimeout = context.settings().get(IbverbsSettings.QP_INIT_TIMEOUT);
-        this.depth = Math.min(context.settings().get(IbverbsSettings.QUEUE_DEPTH), device.attributes.maxQpWr());
+        this.depth = Math.min(QUEUE_DEPTH, device.attributes.maxQpWr());
     }
 
     static VerbsTransport open(TransportContext context) {
-        int depth = context.settings().get(IbverbsSettings.QUEUE_DEPTH);
-        VerbsDevice device = VerbsDevice.open(context.settings().get(IbverbsSettings.TARGET), Math.max(1024, depth * 8),
-                context.settings().get(IbverbsSettings.BUSY_POLL_MICROS) * 1000L);
+        VerbsDevice device = VerbsDevice.open(context.settings().get(IbverbsSettings.TARGET), Math.max(1024, QUEUE_DEPTH * 8),
+                BUSY_POLL_NANOS);
         try {
             VerbsTransport t = new VerbsTransport(context, device);
             context.control().onRequest(t::handle);

@@ -20,8 +20,7 @@ class IbverbsSettingsTest {
     void all_keysAndEnvironmentVariables_asDocumented() {
         assertAll(
                 () -> assertEquals(List.of(IbverbsSettings.DISABLE, IbverbsSettings.TARGET,
-                        IbverbsSettings.PEER_AFFINITY, IbverbsSettings.QP_INIT_TIMEOUT,
-                        IbverbsSettings.QUEUE_DEPTH, IbverbsSettings.BUSY_POLL_MICROS), IbverbsSettings.all()),
+                        IbverbsSettings.PEER_AFFINITY, IbverbsSettings.QP_INIT_TIMEOUT), IbverbsSettings.all()),
                 () -> assertEquals("rdma.disableIbverbs", IbverbsSettings.DISABLE.key()),
                 () -> assertEquals("RDMA_DISABLE_IBVERBS", IbverbsSettings.DISABLE.envVar()),
                 () -> assertEquals("rdma.ibverbs.target", IbverbsSettings.TARGET.key()),
