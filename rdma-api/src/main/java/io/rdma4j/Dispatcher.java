@@ -70,18 +70,18 @@ final class Dispatcher {
             this.rank = rank;
         }
 
-        void start() {
+        void start(long nowNanos) {
             RdmaEvents.Action e = new RdmaEvents.Action();
             if (e.isEnabled()) {
                 e.begin();
                 event = e;
             }
-            startNanos = System.nanoTime();
+            startNanos = nowNanos;
         }
 
         /** Counts the finished group and records its event. */
-        void finish(ManagerStats stats, Throwable failure) {
-            stats.group(rank, ops, System.nanoTime() - startNanos, failure != null);
+        void finish(ManagerStats stats, Throwable failure, long endNanos) {
+            stats.group(rank, ops, endNanos - startNanos, failure != null);
             RdmaEvents.Action e = event;
             if (e != null && e.shouldCommit()) {
                 e.transport = transport.name();
@@ -146,16 +146,19 @@ final class Dispatcher {
         }
         Group g = groups.getFirst();
         Throwable failure = null;
-        g.start();
+        g.start(System.nanoTime());
+        long end = 0;
         try {
             g.transport.transport().submitAndWait(g.ops, deadline);
-            return result(groups, g.startNanos);
+            end = System.nanoTime();
+            return result(groups, g.startNanos, end);
         } catch (Throwable t) {
+            end = System.nanoTime();
             failure = Errors.toPublic(g.transport.name(), t);
             throw new RdmaSubmitException(Map.of(g.transport.name(), failure));
         } finally {
             g.releaseHeld();
-            g.finish(stats, failure);
+            g.finish(stats, failure, end);
         }
     }
 
@@ -176,7 +179,7 @@ final class Dispatcher {
         };
         for (Group g : groups) {
             CompletableFuture<Void> f;
-            g.start();
+            g.start(startNanos);
             try {
                 f = g.transport.transport().submit(List.copyOf(g.ops), deadline);
                 if (f == null) {
@@ -204,6 +207,7 @@ final class Dispatcher {
     /** Once every group's future completed: frees what the action held and completes its future. */
     private void finish(List<Group> groups, Watchdog.Guard guard, CompletableFuture<RdmaResult> result, long startNanos) {
         guard.disarm();
+        long end = System.nanoTime(); // one reading times the action and each of its groups
         Map<String, Throwable> failures = null;
         for (Group g : groups) {
             g.releaseHeld();
@@ -216,17 +220,17 @@ final class Dispatcher {
                 }
                 failures.put(g.transport.name(), failure);
             }
-            g.finish(stats, failure);
+            g.finish(stats, failure, end);
         }
         if (failures == null) {
-            result.complete(result(groups, startNanos));
+            result.complete(result(groups, startNanos, end));
         } else {
             result.completeExceptionally(new RdmaSubmitException(failures));
         }
     }
 
-    /** What the finished groups did, timed from {@code startNanos}. */
-    private static RdmaResult result(List<Group> groups, long startNanos) {
+    /** What the finished groups did, from {@code startNanos} to {@code endNanos}. */
+    private static RdmaResult result(List<Group> groups, long startNanos, long endNanos) {
         List<String> names = new ArrayList<>(groups.size());
         int ops = 0;
         long bytes = 0;
@@ -237,7 +241,7 @@ final class Dispatcher {
                 bytes += op.length();
             }
         }
-        return new RdmaResult(names, ops, bytes, Duration.ofNanos(Math.max(0, System.nanoTime() - startNanos)));
+        return new RdmaResult(names, ops, bytes, Duration.ofNanos(Math.max(0, endNanos - startNanos)));
     }
 
     /** Routes every op to its transport, in order; throws before anything is sent when one cannot go. */
