@@ -44,6 +44,8 @@ final class Dispatcher {
 
     private final List<OpenTransport> transports;
     private final List<String> names;
+    /** Per transport rank, the one-name list an action that used only that transport reports. */
+    private final List<List<String>> singleNames;
     private final RegistrationTable table;
     private final Watchdog watchdog;
     private final NanoClock clock;
@@ -107,6 +109,7 @@ final class Dispatcher {
         this.routeLog = new RouteLog(discovered);
         this.transports = transports;
         this.names = transports.stream().map(OpenTransport::name).toList();
+        this.singleNames = names.stream().map(List::of).toList();
         this.table = table;
         this.watchdog = watchdog;
         this.clock = clock;
@@ -230,12 +233,19 @@ final class Dispatcher {
     }
 
     /** What the finished groups did, from {@code startNanos} to {@code endNanos}. */
-    private static RdmaResult result(List<Group> groups, long startNanos, long endNanos) {
-        List<String> names = new ArrayList<>(groups.size());
+    private RdmaResult result(List<Group> groups, long startNanos, long endNanos) {
+        List<String> names;
+        if (groups.size() == 1) {
+            names = singleNames.get(groups.getFirst().rank); // immutable: the result keeps it without a copy
+        } else {
+            names = new ArrayList<>(groups.size());
+            for (Group g : groups) {
+                names.add(g.transport.name());
+            }
+        }
         int ops = 0;
         long bytes = 0;
         for (Group g : groups) {
-            names.add(g.transport.name());
             ops += g.ops.size();
             for (TransportOp op : g.ops) {
                 bytes += op.length();
