@@ -1,6 +1,9 @@
 package io.rdma4j.ibverbs.ffi;
 
+import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.lang.invoke.MethodHandle;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 /** Small helpers shared by the owning classes of this package. */
 final class Calls {
@@ -36,6 +39,27 @@ final class Calls {
             throw e;
         }
         return new IllegalStateException(t);
+    }
+
+    /**
+     * Calls a destroy verb ({@code ibv_dereg_mr}, {@code ibv_destroy_qp}, ...) on {@code handle}, once
+     * {@code closed} moved from false to true; when the verb fails, {@code closed} goes back to false
+     * (the object stays open and may be closed again) and the failure is thrown.
+     *
+     * @return {@code false} if the object was already closed and nothing was called
+     */
+    static boolean destroyOnce(AtomicBoolean closed, String function, MethodHandle destroy, MemorySegment handle) {
+        if (!closed.compareAndSet(false, true)) {
+            return false;
+        }
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment state = arena.allocate(IbvFunctions.CAPTURE_STATE);
+            check(function, (int) destroy.invokeExact(state, handle), state);
+        } catch (Throwable t) {
+            closed.set(false);
+            throw rethrow(t);
+        }
+        return true;
     }
 
     static void checkOpen(boolean closed, String what) {

@@ -113,16 +113,8 @@ public final class CompletionChannel implements AutoCloseable {
      */
     @Override
     public void close() {
-        if (!closed.compareAndSet(false, true)) {
-            return;
+        if (Calls.destroyOnce(closed, "ibv_destroy_comp_channel", IbvFunctions.DESTROY_COMP_CHANNEL, channel)) {
+            context.removed(this);
         }
-        try (Arena arena = Arena.ofConfined()) {
-            MemorySegment state = arena.allocate(IbvFunctions.CAPTURE_STATE);
-            Calls.check("ibv_destroy_comp_channel", (int) IbvFunctions.DESTROY_COMP_CHANNEL.invokeExact(state, channel), state);
-        } catch (Throwable t) {
-            closed.set(false);
-            throw Calls.rethrow(t);
-        }
-        context.removed(this);
     }
 }

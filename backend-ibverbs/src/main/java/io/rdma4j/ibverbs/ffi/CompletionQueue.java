@@ -125,16 +125,8 @@ public final class CompletionQueue implements AutoCloseable {
      */
     @Override
     public void close() {
-        if (!closed.compareAndSet(false, true)) {
-            return;
+        if (Calls.destroyOnce(closed, "ibv_destroy_cq", IbvFunctions.DESTROY_CQ, cq)) {
+            context.removed(this);
         }
-        try (Arena arena = Arena.ofConfined()) {
-            MemorySegment state = arena.allocate(IbvFunctions.CAPTURE_STATE);
-            Calls.check("ibv_destroy_cq", (int) IbvFunctions.DESTROY_CQ.invokeExact(state, cq), state);
-        } catch (Throwable t) {
-            closed.set(false);
-            throw Calls.rethrow(t);
-        }
-        context.removed(this);
     }
 }

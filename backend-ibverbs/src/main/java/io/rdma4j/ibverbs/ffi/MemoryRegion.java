@@ -98,17 +98,9 @@ public final class MemoryRegion implements AutoCloseable {
      */
     @Override
     public void close() {
-        if (!closed.compareAndSet(false, true)) {
-            return;
+        if (Calls.destroyOnce(closed, "ibv_dereg_mr", IbvFunctions.DEREG_MR, mr)) {
+            pd.removed(this);
         }
-        try (Arena arena = Arena.ofConfined()) {
-            MemorySegment state = arena.allocate(IbvFunctions.CAPTURE_STATE);
-            Calls.check("ibv_dereg_mr", (int) IbvFunctions.DEREG_MR.invokeExact(state, mr), state);
-        } catch (Throwable t) {
-            closed.set(false);
-            throw Calls.rethrow(t);
-        }
-        pd.removed(this);
     }
 
     @Override

@@ -281,17 +281,9 @@ public final class QueuePair implements AutoCloseable {
      */
     @Override
     public void close() {
-        if (!closed.compareAndSet(false, true)) {
-            return;
+        if (Calls.destroyOnce(closed, "ibv_destroy_qp", IbvFunctions.DESTROY_QP, qp)) {
+            pd.removed(this);
         }
-        try (Arena arena = Arena.ofConfined()) {
-            MemorySegment state = arena.allocate(IbvFunctions.CAPTURE_STATE);
-            Calls.check("ibv_destroy_qp", (int) IbvFunctions.DESTROY_QP.invokeExact(state, qp), state);
-        } catch (Throwable t) {
-            closed.set(false);
-            throw Calls.rethrow(t);
-        }
-        pd.removed(this);
     }
 
     @Override
