@@ -1,8 +1,6 @@
 package io.rdma4j.internal.control;
 
-import io.rdma4j.PeerReadiness;
 import io.rdma4j.spi.Watchdog;
-import io.rdma4j.spi.Endpoint;
 import io.rdma4j.testing.Fuzz;
 import org.junit.jupiter.api.Test;
 
@@ -23,26 +21,10 @@ import static org.junit.jupiter.api.Assertions.fail;
  */
 class ControlEndpointFuzzTest {
 
-    private static final ControlService ECHO = new ControlService() {
-        @Override
-        public void release(byte[] incarnation, long bufferId, byte[] accessKey) {
-        }
-
-        @Override
-        public PeerReadiness readiness() {
-            return new PeerReadiness(new Endpoint("127.0.0.1", 1), PeerReadiness.State.READY, "");
-        }
-
-        @Override
-        public byte[] transportRequest(String transport, Endpoint from, byte[] payload) {
-            return payload;
-        }
-    };
-
     @Test
     void liveEndpoint_2000FuzzedStreams_repliesOnlyWellFormedFrames_closesEach_andKeepsServing() throws Exception {
         try (Watchdog watchdog = new Watchdog("test-control-deadlines");
-             ControlServer server = ControlServer.start("127.0.0.1", 0, ECHO, watchdog, Duration.ofSeconds(5))) {
+             ControlServer server = ControlServer.start("127.0.0.1", 0, EchoService.INSTANCE, watchdog, Duration.ofSeconds(5))) {
             int port = server.localAddress().getPort();
 
             Fuzz.Outcome outcome = Fuzz.run("live control endpoint", 20261208L, 2_000, ControlFrameFuzzTest::input,

@@ -23,26 +23,10 @@ class ControlServerDeadlineTest {
 
     private static final Duration FRAME_TIMEOUT = Duration.ofMillis(500);
 
-    private static final ControlService READY = new ControlService() {
-        @Override
-        public void release(byte[] incarnation, long bufferId, byte[] accessKey) {
-        }
-
-        @Override
-        public PeerReadiness readiness() {
-            return new PeerReadiness(new Endpoint("127.0.0.1", 1), PeerReadiness.State.READY, "");
-        }
-
-        @Override
-        public byte[] transportRequest(String transport, Endpoint from, byte[] payload) {
-            return payload;
-        }
-    };
-
     @Test
     void requestTrickledOneByteAtATime_connectionClosedAfterTheFrameTimeout_andOthersAreServed() throws Exception {
         try (Watchdog watchdog = new Watchdog("test-control-deadlines");
-             ControlServer server = ControlServer.start("127.0.0.1", 0, READY, watchdog, FRAME_TIMEOUT);
+             ControlServer server = ControlServer.start("127.0.0.1", 0, EchoService.INSTANCE, watchdog, FRAME_TIMEOUT);
              Socket slow = new Socket("127.0.0.1", server.localAddress().getPort())) {
             // A release frame of 45 bytes sent one byte every 300 ms would take 13 s; the server stops it first.
             byte[] frame = Frames.encode(Frames.RELEASE, new byte[Frames.RELEASE_BYTES]);
@@ -58,7 +42,7 @@ class ControlServerDeadlineTest {
     @Test
     void idleConnectionBetweenRequests_isKeptOpen() throws Exception {
         try (Watchdog watchdog = new Watchdog("test-control-deadlines");
-             ControlServer server = ControlServer.start("127.0.0.1", 0, READY, watchdog, FRAME_TIMEOUT);
+             ControlServer server = ControlServer.start("127.0.0.1", 0, EchoService.INSTANCE, watchdog, FRAME_TIMEOUT);
              Socket s = new Socket("127.0.0.1", server.localAddress().getPort())) {
             DataOutputStream out = new DataOutputStream(s.getOutputStream());
             DataInputStream in = new DataInputStream(s.getInputStream());
