@@ -36,7 +36,12 @@ final class SettingsCheck {
                     "rdma.disableIbverbs", "RDMA_DISABLE_IBVERBS",
                     "rdma.ibverbs.target", "RDMA_IBVERBS_TARGET",
                     "rdma.ibverbs.peerAffinity", "RDMA_PEER_DEVICE_AFFINITY",
-                    "rdma.qpInitTimeout", "RDMA_QP_INIT_TIMEOUT"),
+                    "rdma.qpInitTimeout", "RDMA_QP_INIT_TIMEOUT",
+                    "rdma.ibverbs.busyPollWindow", "RDMA_CQ_BUSY_POLL_WINDOW",
+                    "rdma.ibverbs.queueDepth", "RDMA_IBVERBS_QUEUE_DEPTH",
+                    "rdma.ibverbs.qpsPerPeer", "RDMA_IBVERBS_QPS_PER_PEER",
+                    "rdma.ibverbs.maxSge", "RDMA_IBVERBS_MAX_SGE",
+                    "rdma.ibverbs.minStripeKiB", "RDMA_IBVERBS_MIN_STRIPE_KB"),
             "shm", Map.of(
                     "rdma.shm.disable", "RDMA_SHM_DISABLE",
                     "rdma.shm.skipPtracer", "RDMA_SHM_SKIP_PTRACER",

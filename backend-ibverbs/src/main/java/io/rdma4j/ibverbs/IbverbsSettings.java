@@ -4,6 +4,7 @@ import io.rdma4j.spi.Setting;
 
 import java.time.Duration;
 import java.util.List;
+import java.util.Locale;
 import java.util.Optional;
 
 /**
@@ -53,9 +54,86 @@ public final class IbverbsSettings {
             "rdma.qpInitTimeout", "RDMA_QP_INIT_TIMEOUT", Duration.ofSeconds(30),
             "How long an active queue pair waits for its peer's handshake reply.");
 
-    private static final List<Setting<?>> ALL = List.of(DISABLE, TARGET, PEER_AFFINITY, QP_INIT_TIMEOUT);
+    /**
+     * {@code rdma.ibverbs.busyPollWindow} / {@code RDMA_CQ_BUSY_POLL_WINDOW}, default {@code 50us}:
+     * how long a device's completion poller keeps polling an empty completion queue before it
+     * sleeps on the completion channel. Written {@code 0} (sleep at once), {@code <n>us},
+     * {@code <n>ms} or {@code <n>s}; at most one second.
+     */
+    public static final Setting<Duration> BUSY_POLL_WINDOW = Setting.of(
+            "rdma.ibverbs.busyPollWindow", "RDMA_CQ_BUSY_POLL_WINDOW", "50us",
+            "How long the completion poller spins on an empty queue before it sleeps on the completion channel (0 to 1s).",
+            IbverbsSettings::parseBusyPoll);
+
+    /**
+     * {@code rdma.ibverbs.queueDepth} / {@code RDMA_IBVERBS_QUEUE_DEPTH}, 1 to 65536, default
+     * {@code 128}: signalled work requests one queue pair keeps in flight; more wait for
+     * completions. Lowered, with an INFO line, to what the device allows ({@code max_qp_wr}).
+     */
+    public static final Setting<Integer> QUEUE_DEPTH = Setting.integer(
+            "rdma.ibverbs.queueDepth", "RDMA_IBVERBS_QUEUE_DEPTH", 128, 1, 65536,
+            "Work requests one queue pair keeps in flight (1..65536; lowered to the device's max_qp_wr).");
+
+    /**
+     * {@code rdma.ibverbs.qpsPerPeer} / {@code RDMA_IBVERBS_QPS_PER_PEER}, 1 to 64, default
+     * {@code 1}: reliable-connected queue pairs per (local device, peer manager, peer device),
+     * each created on first use; large ops are striped across them.
+     */
+    public static final Setting<Integer> QPS_PER_PEER = Setting.integer(
+            "rdma.ibverbs.qpsPerPeer", "RDMA_IBVERBS_QPS_PER_PEER", 1, 1, 64,
+            "Queue pairs per (local device, peer manager, peer device); large ops are striped across them (1..64).");
+
+    /**
+     * {@code rdma.ibverbs.maxSge} / {@code RDMA_IBVERBS_MAX_SGE}, 1 to 64, default {@code 1}:
+     * scatter/gather entries per send work request that queue pairs are created with. Lowered,
+     * with an INFO line, to what the device allows ({@code max_sge}).
+     */
+    public static final Setting<Integer> MAX_SGE = Setting.integer(
+            "rdma.ibverbs.maxSge", "RDMA_IBVERBS_MAX_SGE", 1, 1, 64,
+            "Scatter/gather entries per send work request of a queue pair (1..64; lowered to the device's max_sge).");
+
+    /**
+     * {@code rdma.ibverbs.minStripeKiB} / {@code RDMA_IBVERBS_MIN_STRIPE_KB}, 1 to 1048576,
+     * default {@code 512}: the smallest piece, in KiB, a large op is striped into across queue
+     * pairs; an op under twice this size goes whole to one queue pair.
+     */
+    public static final Setting<Integer> MIN_STRIPE_KIB = Setting.integer(
+            "rdma.ibverbs.minStripeKiB", "RDMA_IBVERBS_MIN_STRIPE_KB", 512, 1, 1 << 20,
+            "Smallest stripe, in KiB, of an op spread across queue pairs; smaller ops use one queue pair (1..1048576).");
+
+    private static final Duration MAX_BUSY_POLL = Duration.ofSeconds(1);
+
+    private static final List<Setting<?>> ALL = List.of(DISABLE, TARGET, PEER_AFFINITY, QP_INIT_TIMEOUT,
+            BUSY_POLL_WINDOW, QUEUE_DEPTH, QPS_PER_PEER, MAX_SGE, MIN_STRIPE_KIB);
 
     private IbverbsSettings() {
+    }
+
+    private static Duration parseBusyPoll(String text) {
+        String t = text.toLowerCase(Locale.ROOT);
+        int unitAt = 0;
+        while (unitAt < t.length() && t.charAt(unitAt) >= '0' && t.charAt(unitAt) <= '9') {
+            unitAt++;
+        }
+        String unit = t.substring(unitAt).trim();
+        if (unitAt == 0 || unitAt > 9) {
+            throw new IllegalArgumentException("not a busy-poll window (0, or a whole number of us, ms or s, e.g. 50us)");
+        }
+        long n = Long.parseLong(t.substring(0, unitAt));
+        if (unit.isEmpty() && n != 0) {
+            throw new IllegalArgumentException("a number other than 0 needs a unit (us, ms or s, e.g. 50us)");
+        }
+        Duration d = switch (unit) {
+            case "" -> Duration.ZERO;
+            case "us", "\u00b5s" -> Duration.ofNanos(n * 1000);
+            case "ms" -> Duration.ofMillis(n);
+            case "s" -> Duration.ofSeconds(n);
+            default -> throw new IllegalArgumentException("unknown unit '" + unit + "' (use us, ms or s, e.g. 50us)");
+        };
+        if (d.compareTo(MAX_BUSY_POLL) > 0) {
+            throw new IllegalArgumentException("must be at most 1s (a longer spin only burns CPU)");
+        }
+        return d;
     }
 
     /**

@@ -63,6 +63,7 @@ final class VerbsConnection {
     private int inFlight;
     private String brokenBecause;
     private boolean destroyed;
+    private boolean starved;
 
     VerbsConnection(VerbsDevice device, QueuePair qp, String peer, int depth) {
         this.device = device;
@@ -98,6 +99,16 @@ final class VerbsConnection {
                 (refused == null ? refused = new ArrayList<>() : refused).add(c);
                 continue;
             }
+            if (!device.reserveCompletion()) {
+                if (!starved) {
+                    starved = true;
+                    device.starved(this);       // then try again: room freed before we queued up wakes no one
+                }
+                if (!device.reserveCompletion()) {
+                    pending.addFirst(c);
+                    break;
+                }
+            }
             long id = device.track(c);
             request.setSge(0, 0, c.localAddress, c.length, c.lkey);
             request.setRdma(0, id, c.opcode, Ibv.IBV_SEND_SIGNALED, 1, c.remoteAddress, c.rkey);
@@ -107,6 +118,7 @@ final class VerbsConnection {
                 inFlight++;
             } catch (RuntimeException e) {
                 device.untrack(id);
+                device.releaseCompletion();
                 breakLocked("ibv_post_send failed: " + e.getMessage());
                 (refused == null ? refused = new ArrayList<>() : refused).add(c);
             }
@@ -125,8 +137,20 @@ final class VerbsConnection {
         }
     }
 
+    /** The device has completion-queue room again: posts what waits for it. */
+    void resume() {
+        List<Chunk> refused;
+        synchronized (this) {
+            starved = false;
+            refused = drainLocked();
+            destroyIfDrainedLocked();
+        }
+        refuse(refused);
+    }
+
     /** A posted chunk completed: returns its credit, breaks the queue pair on failure, posts more. */
     void retired(boolean failed, String error) {
+        device.releaseCompletion();
         List<Chunk> refused;
         synchronized (this) {
             credits++;

@@ -19,6 +19,8 @@ import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
@@ -50,6 +52,10 @@ final class VerbsDevice implements AutoCloseable {
     private final CompletionChannel channel;
     private final long busyPollNanos;
     private final ConcurrentHashMap<Long, VerbsConnection.Chunk> inFlight = new ConcurrentHashMap<>();
+    /** Completion-queue entries not promised to a posted work request: posting never overflows the queue. */
+    private final AtomicInteger cqRoom;
+    /** Connections that found no room in the completion queue; the poller wakes them as completions free some. */
+    private final ConcurrentLinkedQueue<VerbsConnection> starved = new ConcurrentLinkedQueue<>();
     private final AtomicLong nextWorkRequestId = new AtomicLong(1);
     private final Thread poller;
     private volatile boolean closing;
@@ -65,6 +71,7 @@ final class VerbsDevice implements AutoCloseable {
         this.pd = context.allocateProtectionDomain();
         this.channel = context.createCompletionChannel();
         this.cq = context.createCompletionQueue(Math.min(cqEntries, attributes.maxCqe()), channel);
+        this.cqRoom = new AtomicInteger(cq.entries());
         this.poller = Thread.ofPlatform().daemon().name("rdma4j-verbs-poller-" + name).unstarted(this::poll);
     }
 
@@ -166,6 +173,26 @@ final class VerbsDevice implements AutoCloseable {
         return m <= 0 ? 1L << 30 : Math.min(m, 1L << 30);
     }
 
+    /** Takes one completion-queue entry for a work request about to be posted; false when the queue is fully promised. */
+    boolean reserveCompletion() {
+        for (int room = cqRoom.get(); room > 0; room = cqRoom.get()) {
+            if (cqRoom.compareAndSet(room, room - 1)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** Gives back the entry of a work request that completed, or whose post failed. */
+    void releaseCompletion() {
+        cqRoom.incrementAndGet();
+    }
+
+    /** {@code c} waits for completion-queue room; the poller calls {@link VerbsConnection#resume} once some frees up. */
+    void starved(VerbsConnection c) {
+        starved.add(c);
+    }
+
     /** Registers {@code chunk} as in flight and returns its work request id. */
     long track(VerbsConnection.Chunk chunk) {
         long id = nextWorkRequestId.getAndIncrement();
@@ -185,6 +212,7 @@ final class VerbsDevice implements AutoCloseable {
                 int n = cq.poll(wcs);
                 if (n > 0) {
                     deliver(wcs, n);
+                    resumeStarved();
                     idleSince = 0;
                     continue;
                 }
@@ -200,6 +228,7 @@ final class VerbsDevice implements AutoCloseable {
                 n = cq.poll(wcs);          // a completion that came before the arming raises no event
                 if (n > 0) {
                     deliver(wcs, n);
+                    resumeStarved();
                     idleSince = 0;
                     continue;
                 }
@@ -223,6 +252,16 @@ final class VerbsDevice implements AutoCloseable {
                         : WorkCompletions.statusText(status) + " (status " + status + ", vendor error 0x"
                         + Integer.toHexString(wcs.vendorError(i)) + ")");
             }
+        }
+    }
+
+    private void resumeStarved() {
+        for (int i = starved.size(); i > 0; i--) {      // those starved again re-queue themselves
+            VerbsConnection c = starved.poll();
+            if (c == null) {
+                return;
+            }
+            c.resume();
         }
     }
 

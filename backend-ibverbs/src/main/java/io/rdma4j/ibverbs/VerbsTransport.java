@@ -61,38 +61,33 @@ final class VerbsTransport implements Transport {
     private static final int QP_ACCESS = Ibv.IBV_ACCESS_LOCAL_WRITE | Ibv.IBV_ACCESS_REMOTE_WRITE
             | Ibv.IBV_ACCESS_REMOTE_READ;
     private static final System.Logger LOG = System.getLogger(VerbsTransport.class.getName());
-    /**
-     * Work requests one queue pair keeps in flight. Fixed for now: a setting for it (and for the busy
-     * poll) also needs rdma-api's list of the project's transport settings (SettingsCheck) updated.
-     */
-    static final int QUEUE_DEPTH = 128;
-    /** How long the completion poller spins on an empty queue before it sleeps on the channel. */
-    static final long BUSY_POLL_NANOS = 50_000;
 
     private final TransportContext context;
     private final VerbsDevice device;
     private final PeerAffinity affinity;
     private final Duration qpInitTimeout;
-    private final int depth;
+    private final VerbsTuning tuning;
     private final SecureRandom random = new SecureRandom();
     private final Map<Long, MemoryRegion> registrations = new ConcurrentHashMap<>();
     private final Map<String, CompletableFuture<VerbsConnection>> connections = new ConcurrentHashMap<>();
     private final List<QueuePair> accepted = new CopyOnWriteArrayList<>();
     private volatile boolean closed;
 
-    private VerbsTransport(TransportContext context, VerbsDevice device) {
+    private VerbsTransport(TransportContext context, VerbsDevice device, VerbsTuning tuning) {
         this.context = context;
         this.device = device;
         this.affinity = context.settings().get(IbverbsSettings.PEER_AFFINITY);
         this.qpInitTimeout = context.settings().get(IbverbsSettings.QP_INIT_TIMEOUT);
-        this.depth = Math.min(QUEUE_DEPTH, device.attributes.maxQpWr());
+        this.tuning = tuning.clampTo(device.name, device.attributes, device.cq.entries(),
+                note -> LOG.log(System.Logger.Level.INFO, note));
     }
 
     static VerbsTransport open(TransportContext context) {
-        VerbsDevice device = VerbsDevice.open(context.settings().get(IbverbsSettings.TARGET), Math.max(1024, QUEUE_DEPTH * 8),
-                BUSY_POLL_NANOS);
+        VerbsTuning tuning = VerbsTuning.of(context.settings());
+        VerbsDevice device = VerbsDevice.open(context.settings().get(IbverbsSettings.TARGET), tuning.completionQueueEntries(),
+                tuning.busyPollNanos());
         try {
-            VerbsTransport t = new VerbsTransport(context, device);
+            VerbsTransport t = new VerbsTransport(context, device, tuning);
             context.control().onRequest(t::handle);
             return t;
         } catch (RuntimeException e) {
@@ -278,7 +273,8 @@ final class VerbsTransport implements Transport {
     }
 
     private QueuePair newQueuePair() {
-        return device.pd.createReliableConnectedQueuePair(new QueuePairInit(device.cq, device.cq, depth, 1, 1, 1));
+        return device.pd.createReliableConnectedQueuePair(new QueuePairInit(device.cq, device.cq, tuning.queueDepth(), 1,
+                tuning.maxSge(), 1));
     }
 
     private CompletableFuture<VerbsConnection> handshake(Endpoint owner, String peerDevice) {
@@ -309,7 +305,7 @@ final class VerbsTransport implements Transport {
                         connect(qp, remote, psn);
                         LOG.log(System.Logger.Level.DEBUG, "queue pair {0} on {1} connected to queue pair {2} on {3}",
                                 qp.number(), device.name, remote.qpNumber(), peer);
-                        return new VerbsConnection(device, qp, peer, depth);
+                        return new VerbsConnection(device, qp, peer, tuning.queueDepth());
                     } catch (RuntimeException e) {
                         closeQuietly(qp);
                         TransportException te = transportFailure(e);

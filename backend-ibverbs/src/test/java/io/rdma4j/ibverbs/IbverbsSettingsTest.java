@@ -1,10 +1,12 @@
 package io.rdma4j.ibverbs;
 
+import io.rdma4j.ibverbs.ffi.DeviceAttributes;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 
@@ -20,7 +22,9 @@ class IbverbsSettingsTest {
     void all_keysAndEnvironmentVariables_asDocumented() {
         assertAll(
                 () -> assertEquals(List.of(IbverbsSettings.DISABLE, IbverbsSettings.TARGET,
-                        IbverbsSettings.PEER_AFFINITY, IbverbsSettings.QP_INIT_TIMEOUT), IbverbsSettings.all()),
+                        IbverbsSettings.PEER_AFFINITY, IbverbsSettings.QP_INIT_TIMEOUT, IbverbsSettings.BUSY_POLL_WINDOW,
+                        IbverbsSettings.QUEUE_DEPTH, IbverbsSettings.QPS_PER_PEER, IbverbsSettings.MAX_SGE,
+                        IbverbsSettings.MIN_STRIPE_KIB), IbverbsSettings.all()),
                 () -> assertEquals("rdma.disableIbverbs", IbverbsSettings.DISABLE.key()),
                 () -> assertEquals("RDMA_DISABLE_IBVERBS", IbverbsSettings.DISABLE.envVar()),
                 () -> assertEquals("rdma.ibverbs.target", IbverbsSettings.TARGET.key()),
@@ -28,7 +32,17 @@ class IbverbsSettingsTest {
                 () -> assertEquals("rdma.ibverbs.peerAffinity", IbverbsSettings.PEER_AFFINITY.key()),
                 () -> assertEquals("RDMA_PEER_DEVICE_AFFINITY", IbverbsSettings.PEER_AFFINITY.envVar()),
                 () -> assertEquals("rdma.qpInitTimeout", IbverbsSettings.QP_INIT_TIMEOUT.key()),
-                () -> assertEquals("RDMA_QP_INIT_TIMEOUT", IbverbsSettings.QP_INIT_TIMEOUT.envVar()));
+                () -> assertEquals("RDMA_QP_INIT_TIMEOUT", IbverbsSettings.QP_INIT_TIMEOUT.envVar()),
+                () -> assertEquals("rdma.ibverbs.busyPollWindow", IbverbsSettings.BUSY_POLL_WINDOW.key()),
+                () -> assertEquals("RDMA_CQ_BUSY_POLL_WINDOW", IbverbsSettings.BUSY_POLL_WINDOW.envVar()),
+                () -> assertEquals("rdma.ibverbs.queueDepth", IbverbsSettings.QUEUE_DEPTH.key()),
+                () -> assertEquals("RDMA_IBVERBS_QUEUE_DEPTH", IbverbsSettings.QUEUE_DEPTH.envVar()),
+                () -> assertEquals("rdma.ibverbs.qpsPerPeer", IbverbsSettings.QPS_PER_PEER.key()),
+                () -> assertEquals("RDMA_IBVERBS_QPS_PER_PEER", IbverbsSettings.QPS_PER_PEER.envVar()),
+                () -> assertEquals("rdma.ibverbs.maxSge", IbverbsSettings.MAX_SGE.key()),
+                () -> assertEquals("RDMA_IBVERBS_MAX_SGE", IbverbsSettings.MAX_SGE.envVar()),
+                () -> assertEquals("rdma.ibverbs.minStripeKiB", IbverbsSettings.MIN_STRIPE_KIB.key()),
+                () -> assertEquals("RDMA_IBVERBS_MIN_STRIPE_KB", IbverbsSettings.MIN_STRIPE_KIB.envVar()));
     }
 
     @Test
@@ -37,7 +51,12 @@ class IbverbsSettingsTest {
                 () -> assertEquals(false, IbverbsSettings.DISABLE.defaultValue()),
                 () -> assertEquals(Optional.empty(), IbverbsSettings.TARGET.defaultValue()),
                 () -> assertEquals(PeerAffinity.any(), IbverbsSettings.PEER_AFFINITY.defaultValue()),
-                () -> assertEquals(Duration.ofSeconds(30), IbverbsSettings.QP_INIT_TIMEOUT.defaultValue()));
+                () -> assertEquals(Duration.ofSeconds(30), IbverbsSettings.QP_INIT_TIMEOUT.defaultValue()),
+                () -> assertEquals(Duration.ofNanos(50_000), IbverbsSettings.BUSY_POLL_WINDOW.defaultValue()),
+                () -> assertEquals(128, IbverbsSettings.QUEUE_DEPTH.defaultValue()),
+                () -> assertEquals(1, IbverbsSettings.QPS_PER_PEER.defaultValue()),
+                () -> assertEquals(1, IbverbsSettings.MAX_SGE.defaultValue()),
+                () -> assertEquals(512, IbverbsSettings.MIN_STRIPE_KIB.defaultValue()));
     }
 
     @Test
@@ -78,5 +97,94 @@ class IbverbsSettingsTest {
     @Test
     void qpInitTimeout_human_parsed() {
         assertEquals(Duration.ofMillis(1500), IbverbsSettings.QP_INIT_TIMEOUT.parse("1500ms", "test"));
+    }
+
+    @Test
+    void busyPollWindow_unitsAndZero_parsed() {
+        assertAll(
+                () -> assertEquals(Duration.ZERO, IbverbsSettings.BUSY_POLL_WINDOW.parse("0", "test")),
+                () -> assertEquals(Duration.ofNanos(20_000), IbverbsSettings.BUSY_POLL_WINDOW.parse(" 20us ", "test")),
+                () -> assertEquals(Duration.ofNanos(20_000), IbverbsSettings.BUSY_POLL_WINDOW.parse("20\u00b5s", "test")),
+                () -> assertEquals(Duration.ofMillis(2), IbverbsSettings.BUSY_POLL_WINDOW.parse("2ms", "test")),
+                () -> assertEquals(Duration.ofSeconds(1), IbverbsSettings.BUSY_POLL_WINDOW.parse("1s", "test")));
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"", "50", "-5us", "5 minutes", "2s", "1.5ms", "us", "9999999999us"})
+    void busyPollWindow_malformedOrTooLong_messageNamesTheSettingAndValue(String raw) {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> IbverbsSettings.BUSY_POLL_WINDOW.parse(raw, "environment"));
+
+        assertAll(
+                () -> assertTrue(e.getMessage().contains("RDMA_CQ_BUSY_POLL_WINDOW"), e.getMessage()),
+                () -> assertTrue(e.getMessage().contains("rdma.ibverbs.busyPollWindow"), e.getMessage()),
+                () -> assertTrue(e.getMessage().contains("'" + raw + "'"), e.getMessage()));
+    }
+
+    @Test
+    void busyPollWindow_overOneSecond_sayWhy() {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> IbverbsSettings.BUSY_POLL_WINDOW.parse("1001ms", "test"));
+
+        assertTrue(e.getMessage().contains("at most 1s"), e.getMessage());
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"0", "65537", "-1", "many"})
+    void queueDepth_outOfRangeOrMalformed_refusedWithTheRange(String raw) {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> IbverbsSettings.QUEUE_DEPTH.parse(raw, "environment"));
+
+        assertAll(
+                () -> assertTrue(e.getMessage().contains("RDMA_IBVERBS_QUEUE_DEPTH"), e.getMessage()),
+                () -> assertTrue(e.getMessage().contains("'" + raw + "'"), e.getMessage()),
+                () -> assertTrue(e.getMessage().contains("[1, 65536]") || e.getMessage().contains("not an integer"),
+                        e.getMessage()));
+    }
+
+    @Test
+    void qpsPerPeer_maxSge_minStripe_outOfRange_refusedWithTheRange() {
+        assertAll(
+                () -> assertTrue(assertThrows(IllegalArgumentException.class,
+                        () -> IbverbsSettings.QPS_PER_PEER.parse("65", "test")).getMessage().contains("[1, 64]")),
+                () -> assertTrue(assertThrows(IllegalArgumentException.class,
+                        () -> IbverbsSettings.MAX_SGE.parse("0", "test")).getMessage().contains("[1, 64]")),
+                () -> assertTrue(assertThrows(IllegalArgumentException.class,
+                        () -> IbverbsSettings.MIN_STRIPE_KIB.parse("0", "test")).getMessage().contains("[1, 1048576]")));
+    }
+
+    @Test
+    void tuning_fromSettings_minStripeInBytes() {
+        VerbsTuning t = VerbsTuning.of(FakeSettings.defaults().with(IbverbsSettings.MIN_STRIPE_KIB, "64")
+                .with(IbverbsSettings.QPS_PER_PEER, "4").with(IbverbsSettings.BUSY_POLL_WINDOW, "0"));
+
+        assertEquals(new VerbsTuning(0, 128, 4, 1, 64 * 1024), t);
+    }
+
+    @Test
+    void tuning_aboveTheDeviceLimits_isLowered_andSaysWhy() {
+        DeviceAttributes limits = new DeviceAttributes("1.0", 0, 1L << 40, 0, 0, 0, 64, 1000, 4, 16, 5000, 64, 4, 16, 16, 1);
+        List<String> logged = new ArrayList<>();
+
+        VerbsTuning t = new VerbsTuning(50_000, 4096, 2, 30, 1 << 19).clampTo("rxe9", limits, 2048, logged::add);
+
+        assertAll(
+                () -> assertEquals(new VerbsTuning(50_000, 1000, 2, 4, 1 << 19), t),
+                () -> assertEquals(2, logged.size(), logged::toString),
+                () -> assertTrue(logged.get(0).contains("rdma.ibverbs.queueDepth=4096 is more than device rxe9 allows (max_qp_wr 1000")
+                        && logged.get(0).endsWith("using 1000"), logged::toString),
+                () -> assertTrue(logged.get(1).contains("rdma.ibverbs.maxSge=30") && logged.get(1).contains("max_sge 4"),
+                        logged::toString));
+    }
+
+    @Test
+    void tuning_withinTheDeviceLimits_isKept_andSaysNothing() {
+        DeviceAttributes limits = new DeviceAttributes("1.0", 0, 1L << 40, 0, 0, 0, 64, 1000, 4, 16, 5000, 64, 4, 16, 16, 1);
+        List<String> logged = new ArrayList<>();
+        VerbsTuning wanted = new VerbsTuning(0, 128, 4, 4, 1 << 19);
+
+        assertAll(
+                () -> assertEquals(wanted, wanted.clampTo("rxe9", limits, 2048, logged::add)),
+                () -> assertEquals(List.of(), logged));
     }
 }
