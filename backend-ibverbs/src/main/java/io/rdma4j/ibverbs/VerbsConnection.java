@@ -77,6 +77,11 @@ final class VerbsConnection {
         return brokenBecause != null;
     }
 
+    /** Whether the queue pair was destroyed (broken and drained, or closed). */
+    synchronized boolean isDestroyed() {
+        return destroyed;
+    }
+
     /** Queues {@code chunks} and posts as many as the queue depth allows. */
     void enqueue(List<Chunk> chunks) {
         List<Chunk> refused;

@@ -2,10 +2,6 @@ package io.rdma4j.ibverbs;
 
 import io.rdma4j.ibverbs.ffi.Ibv;
 import io.rdma4j.ibverbs.ffi.MemoryRegion;
-import io.rdma4j.ibverbs.ffi.QueuePair;
-import io.rdma4j.ibverbs.ffi.QueuePairInit;
-import io.rdma4j.ibverbs.ffi.ReadyToReceive;
-import io.rdma4j.ibverbs.ffi.ReadyToSend;
 import io.rdma4j.spi.BufferAccessException;
 import io.rdma4j.spi.Deadline;
 import io.rdma4j.spi.Endpoint;
@@ -22,7 +18,6 @@ import io.rdma4j.spi.Watchdog;
 import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
-import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -30,9 +25,7 @@ import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.CopyOnWriteArrayList;
 
 /**
  * The verbs transport of one manager, on one device ({@link VerbsDevice}).
@@ -43,10 +36,9 @@ import java.util.concurrent.CopyOnWriteArrayList;
  * for other caller memory. {@link #release} deregisters: a peer's later access fails with a remote
  * access error from the device.
  *
- * <p><b>Queue pairs.</b> One RC queue pair per (peer manager endpoint, peer device), created on
- * first use and connected by a handshake over the control channel (QP number, PSN, GID, LID, MTU;
- * both sides INIT, RTR, RTS) within {@code rdma.qpInitTimeout}. A failed handshake is remembered
- * for its key and reported to later callers; a queue pair that went to ERROR is replaced.
+ * <p><b>Queue pairs.</b> {@code rdma.ibverbs.qpsPerPeer} RC queue pairs per (local device, peer
+ * manager endpoint, peer device), each created on first use ({@link VerbsPeers}). An op of at
+ * least two minimum stripes is striped across them ({@link Stripes}); smaller ops take turns.
  *
  * <p><b>What is checked, and where.</b> RDMA is one-sided: the owner's CPU does not see reads and
  * writes. The owner checks a token once, on its first use by this transport: incarnation, id and
@@ -58,8 +50,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
  */
 final class VerbsTransport implements Transport {
 
-    private static final int QP_ACCESS = Ibv.IBV_ACCESS_LOCAL_WRITE | Ibv.IBV_ACCESS_REMOTE_WRITE
-            | Ibv.IBV_ACCESS_REMOTE_READ;
+    private static final int QP_ACCESS = VerbsPeers.QP_ACCESS;
     private static final System.Logger LOG = System.getLogger(VerbsTransport.class.getName());
 
     private final TransportContext context;
@@ -67,10 +58,8 @@ final class VerbsTransport implements Transport {
     private final PeerAffinity affinity;
     private final Duration qpInitTimeout;
     private final VerbsTuning tuning;
-    private final SecureRandom random = new SecureRandom();
+    private final VerbsPeers peers;
     private final Map<Long, MemoryRegion> registrations = new ConcurrentHashMap<>();
-    private final Map<String, CompletableFuture<VerbsConnection>> connections = new ConcurrentHashMap<>();
-    private final List<QueuePair> accepted = new CopyOnWriteArrayList<>();
     private volatile boolean closed;
 
     private VerbsTransport(TransportContext context, VerbsDevice device, VerbsTuning tuning) {
@@ -80,6 +69,7 @@ final class VerbsTransport implements Transport {
         this.qpInitTimeout = context.settings().get(IbverbsSettings.QP_INIT_TIMEOUT);
         this.tuning = tuning.clampTo(device.name, device.attributes, device.cq.entries(),
                 note -> LOG.log(System.Logger.Level.INFO, note));
+        this.peers = new VerbsPeers(context, this.tuning, qpInitTimeout);
     }
 
     static VerbsTransport open(TransportContext context) {
@@ -181,7 +171,11 @@ final class VerbsTransport implements Transport {
         return s.future;
     }
 
-    /** Checks one op, then (once its token is checked and its queue pair connected) queues its chunks. */
+    /**
+     * Checks one op, then (once its token is checked and the queue pairs of its stripes are
+     * connected) queues its chunks: the op is split into stripes ({@link Stripes}) over the queue
+     * pairs to the owner's device, and each stripe at the port's maximum message size.
+     */
     private CompletableFuture<Void> start(VerbsSubmission s, int index, TransportOp op) {
         VerbsWire.RemoteRegion r = (VerbsWire.RemoteRegion) op.remoteContext();
         long length = op.local().byteSize();
@@ -195,41 +189,50 @@ final class VerbsTransport implements Transport {
                     "ibverbs needs prepared local memory for the op's local segment, got " + op.localMemory()));
             return CompletableFuture.completedFuture(null);
         }
-        CompletableFuture<VerbsConnection> connection = connection(op.remote().owner(), r.device);
+        Endpoint owner = op.remote().owner();
+        int stripes = Stripes.count(length, tuning.qpsPerPeer(), tuning.minStripeBytes());
+        int first = peers.firstSlot(device, owner, r.device, stripes);
+        @SuppressWarnings("unchecked")
+        CompletableFuture<VerbsConnection>[] lanes = new CompletableFuture[stripes];
+        for (int i = 0; i < stripes; i++) {
+            lanes[i] = peers.connection(device, owner, r.device, first + i);
+        }
         CompletableFuture<Void> checked = checked(op.remote(), r);
-        return CompletableFuture.allOf(connection, checked).handle((ok, t) -> {
+        return CompletableFuture.allOf(CompletableFuture.allOf(lanes), checked).handle((ok, t) -> {
             if (t != null) {
-                s.fail(index, transportFailure(t));
+                s.fail(index, VerbsPeers.failure(t));
                 return null;
             }
-            VerbsConnection c = connection.join();
-            s.uses(c);
-            List<VerbsConnection.Chunk> chunks = chunks(s, index, op, local, r);
-            if (s.expect(chunks.size())) {
-                c.enqueue(chunks);
+            List<List<VerbsConnection.Chunk>> perLane = new ArrayList<>(stripes);
+            int total = 0;
+            for (int i = 0; i < stripes; i++) {
+                s.uses(lanes[i].join());
+                List<VerbsConnection.Chunk> chunks = chunks(s, index, op, local, r, Stripes.start(length, stripes, i),
+                        Stripes.end(length, stripes, i));
+                perLane.add(chunks);
+                total += chunks.size();
+            }
+            if (s.expect(total)) {
+                for (int i = 0; i < stripes; i++) {
+                    lanes[i].join().enqueue(perLane.get(i));
+                }
             }
             return null;
         });
     }
 
+    /** The work requests of bytes {@code [from, to)} of {@code op}: one per maximum message size. */
     private List<VerbsConnection.Chunk> chunks(VerbsSubmission s, int index, TransportOp op, VerbsLocal local,
-                                               VerbsWire.RemoteRegion r) {
+                                               VerbsWire.RemoteRegion r, long from, long to) {
         int opcode = op.type() == TransportOp.OpType.READ_INTO_LOCAL ? Ibv.IBV_WR_RDMA_READ : Ibv.IBV_WR_RDMA_WRITE;
         long max = device.maxMessageBytes();
-        long total = op.local().byteSize();
-        List<VerbsConnection.Chunk> chunks = new ArrayList<>((int) ((total + max - 1) / max));
-        for (long at = 0; at < total; at += max) {
-            int n = (int) Math.min(max, total - at);
+        List<VerbsConnection.Chunk> chunks = new ArrayList<>((int) ((to - from + max - 1) / max));
+        for (long at = from; at < to; at += max) {
+            int n = (int) Math.min(max, to - at);
             chunks.add(new VerbsConnection.Chunk(s, index, opcode, op.local().address() + at, n, local.region().lkey(),
                     r.address + op.remoteOffset() + at, r.rkey));
         }
         return chunks;
-    }
-
-    private static TransportException transportFailure(Throwable t) {
-        Throwable c = t instanceof CompletionException && t.getCause() != null ? t.getCause() : t;
-        return c instanceof TransportException te ? te
-                : new TransportException(TransportException.Kind.INTERNAL, "ibverbs failed: " + c, c);
     }
 
     // ------------------------------------------------------------------ the owner's check, once per token
@@ -256,74 +259,7 @@ final class VerbsTransport implements Transport {
         }
     }
 
-    // ------------------------------------------------------------------ queue pairs
-
-    private CompletableFuture<VerbsConnection> connection(Endpoint owner, String peerDevice) {
-        String key = owner + "/" + peerDevice;
-        CompletableFuture<VerbsConnection> f = connections.get(key);
-        if (f != null && !(f.isDone() && !f.isCompletedExceptionally() && f.join().isBroken())) {
-            return f;
-        }
-        return connections.compute(key, (k, old) -> {
-            if (old != null && !(old.isDone() && !old.isCompletedExceptionally() && old.join().isBroken())) {
-                return old;      // a failed handshake stays: later callers get its failure
-            }
-            return handshake(owner, peerDevice);
-        });
-    }
-
-    private QueuePair newQueuePair() {
-        return device.pd.createReliableConnectedQueuePair(new QueuePairInit(device.cq, device.cq, tuning.queueDepth(), 1,
-                tuning.maxSge(), 1));
-    }
-
-    private CompletableFuture<VerbsConnection> handshake(Endpoint owner, String peerDevice) {
-        String peer = peerDevice + " of " + owner;
-        QueuePair qp;
-        int psn = random.nextInt(1 << 24);
-        try {
-            requireOpen();
-            qp = newQueuePair();
-            qp.modifyToInit(VerbsDevice.PORT, 0, QP_ACCESS);
-        } catch (RuntimeException e) {
-            return CompletableFuture.failedFuture(new TransportException(TransportException.Kind.INTERNAL,
-                    "ibverbs could not create a queue pair on " + device.name + " for " + peer + ": " + e.getMessage(), e));
-        }
-        VerbsWire.Endpoint self = new VerbsWire.Endpoint(device.name, qp.number(), psn, device.gid, device.port.lid(),
-                device.port.activeMtu());
-        return context.control().request(owner, self.encode(VerbsWire.HANDSHAKE, peerDevice),
-                        Deadline.after(qpInitTimeout, context.clock()))
-                .handle((reply, t) -> {
-                    try {
-                        if (t != null) {
-                            throw transportFailure(t);
-                        }
-                        ByteBuffer b = ByteBuffer.wrap(reply);
-                        VerbsWire.requireVersion(b.get());
-                        b.get();
-                        VerbsWire.Endpoint remote = VerbsWire.Endpoint.decode(b, new String[1]);
-                        connect(qp, remote, psn);
-                        LOG.log(System.Logger.Level.DEBUG, "queue pair {0} on {1} connected to queue pair {2} on {3}",
-                                qp.number(), device.name, remote.qpNumber(), peer);
-                        return new VerbsConnection(device, qp, peer, tuning.queueDepth());
-                    } catch (RuntimeException e) {
-                        closeQuietly(qp);
-                        TransportException te = transportFailure(e);
-                        throw new TransportException(te.kind() == TransportException.Kind.TIMEOUT ? te.kind()
-                                : TransportException.Kind.PEER_UNREACHABLE, "ibverbs queue-pair handshake with " + peer
-                                + " failed (remembered for this peer): " + te.getMessage(), te);
-                    }
-                });
-    }
-
-    /** INIT -> RTR -> RTS towards {@code remote}; {@code psn} is this side's first send PSN. */
-    private void connect(QueuePair qp, VerbsWire.Endpoint remote, int psn) {
-        int mtu = Math.min(device.port.activeMtu(), remote.mtu());
-        qp.modifyToReadyToReceive(new ReadyToReceive(mtu, remote.qpNumber(), remote.psn(),
-                Math.min(16, device.attributes.maxQpRdAtom()), 12, VerbsDevice.PORT, remote.lid(), remote.gid(),
-                device.gidIndex, 64));
-        qp.modifyToReadyToSend(new ReadyToSend(psn, 14, 7, 7, Math.min(16, device.attributes.maxQpInitRdAtom())));
-    }
+    // ------------------------------------------------------------------ the control channel
 
     /** Serves the control channel: handshakes from peers and checks of tokens of this manager. */
     private byte[] handle(Endpoint from, byte[] payload) {
@@ -350,26 +286,12 @@ final class VerbsTransport implements Transport {
         if (!wanted[0].equals(device.name)) {
             throw new IllegalArgumentException("no ibverbs device " + wanted[0] + " here: this manager uses " + device.name);
         }
-        QueuePair qp = newQueuePair();
-        int psn = random.nextInt(1 << 24);
-        try {
-            qp.modifyToInit(VerbsDevice.PORT, 0, QP_ACCESS);
-            connect(qp, remote, psn);
-        } catch (RuntimeException e) {
-            closeQuietly(qp);
-            throw e;
-        }
-        accepted.add(qp);
-        return new VerbsWire.Endpoint(device.name, qp.number(), psn, device.gid, device.port.lid(), device.port.activeMtu())
-                .encode(VerbsWire.HANDSHAKE, remote.device());
+        return peers.accept(device, remote);
     }
 
-    private static void closeQuietly(QueuePair qp) {
-        try {
-            qp.close();
-        } catch (RuntimeException e) {
-            LOG.log(System.Logger.Level.WARNING, "destroying queue pair {0} failed: {1}", qp, e.getMessage());
-        }
+    /** Connected queue pairs this side created to other managers' devices, not broken (for tests). */
+    int liveQueuePairs() {
+        return peers.liveQueuePairs();
     }
 
     private void requireOpen() {
@@ -385,12 +307,7 @@ final class VerbsTransport implements Transport {
             return;
         }
         closed = true;
-        for (CompletableFuture<VerbsConnection> f : connections.values()) {
-            if (f.isDone() && !f.isCompletedExceptionally()) {
-                f.join().close();
-            }
-        }
-        accepted.forEach(VerbsTransport::closeQuietly);
+        peers.close();
         registrations.clear();
         device.close();
     }
@@ -398,6 +315,6 @@ final class VerbsTransport implements Transport {
     @Override
     public String toString() {
         return "ibverbs on " + device + " (" + Arrays.asList(registrations.size() + " registrations",
-                connections.size() + " peers") + ")";
+                peers.toString()) + ")";
     }
 }

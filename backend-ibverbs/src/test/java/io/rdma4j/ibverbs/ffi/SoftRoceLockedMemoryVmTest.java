@@ -16,7 +16,7 @@ class SoftRoceLockedMemoryVmTest {
 
     @Test
     void register_largerThanTheLockedMemoryLimit_failsNamingTheLimit() throws Throwable {
-        try (VerbsContext context = VerbsContext.open("rxe0"); Arena arena = Arena.ofConfined()) {
+        try (VerbsContext context = VerbsContext.open("rxe0"); Arena arena = Arena.ofShared()) {
             ProtectionDomain pd = context.allocateProtectionDomain();
             MemorySegment buffer = arena.allocate(64L << 20, 4096);
             IbverbsException[] thrown = new IbverbsException[1];

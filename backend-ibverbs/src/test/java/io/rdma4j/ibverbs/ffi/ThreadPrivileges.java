@@ -11,10 +11,16 @@ import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
 /**
- * Test support: runs code as an unprivileged registrant would, on the calling thread: without
+ * Test support: runs code as an unprivileged registrant would, on a thread of its own: without
  * {@code CAP_IPC_LOCK} in its effective set (capabilities are per thread on Linux) and with a
- * lowered soft {@code RLIMIT_MEMLOCK}; both are restored afterwards. The kernel pins registered
- * memory only up to that limit unless the thread has {@code CAP_IPC_LOCK}.
+ * lowered soft {@code RLIMIT_MEMLOCK}, restored afterwards. The kernel pins registered memory only
+ * up to that limit unless the thread has {@code CAP_IPC_LOCK}.
+ *
+ * <p>Why a thread of its own: {@code capset} gives the thread new credentials, even when they are
+ * set back, and the kernel refuses ({@code EACCES}) verbs commands written to a device file by a
+ * thread whose credentials are not those of the thread that opened it (rxe's {@code ibv_post_send}
+ * is such a command). Changing the test runner's own thread would break every later test that
+ * opens a device there and posts from another thread.
  */
 @SuppressWarnings("restricted")
 final class ThreadPrivileges {
@@ -32,8 +38,26 @@ final class ThreadPrivileges {
     private static final MethodHandle GETRLIMIT = libc("getrlimit", FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS));
     private static final MethodHandle SETRLIMIT = libc("setrlimit", FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS));
 
-    /** Runs {@code body} without CAP_IPC_LOCK and with the soft locked-memory limit at {@code limitBytes}. */
+    /**
+     * Runs {@code body} on a new thread without CAP_IPC_LOCK and with the soft locked-memory limit
+     * at {@code limitBytes}, and waits for it; rethrows what {@code body} threw.
+     */
     static void withoutIpcLock(long limitBytes, Runnable body) throws Throwable {
+        Throwable[] thrown = new Throwable[1];
+        Thread t = Thread.ofPlatform().name("without-ipc-lock").start(() -> {
+            try {
+                dropIpcLockAndRun(limitBytes, body);
+            } catch (Throwable e) {
+                thrown[0] = e;
+            }
+        });
+        t.join();
+        if (thrown[0] != null) {
+            throw thrown[0];
+        }
+    }
+
+    private static void dropIpcLockAndRun(long limitBytes, Runnable body) throws Throwable {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment header = arena.allocate(8, 4);         // { u32 version; int pid = 0 (this thread) }
             header.set(JAVA_INT, 0, LINUX_CAPABILITY_VERSION_3);

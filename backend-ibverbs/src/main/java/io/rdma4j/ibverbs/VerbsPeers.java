@@ -1,0 +1,250 @@
+package io.rdma4j.ibverbs;
+
+import io.rdma4j.ibverbs.ffi.Ibv;
+import io.rdma4j.ibverbs.ffi.QueuePair;
+import io.rdma4j.ibverbs.ffi.QueuePairInit;
+import io.rdma4j.ibverbs.ffi.ReadyToReceive;
+import io.rdma4j.ibverbs.ffi.ReadyToSend;
+import io.rdma4j.spi.Deadline;
+import io.rdma4j.spi.Endpoint;
+import io.rdma4j.spi.TransportContext;
+import io.rdma4j.spi.TransportException;
+
+import java.nio.ByteBuffer;
+import java.security.SecureRandom;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReferenceArray;
+
+/**
+ * The queue pairs of one transport: up to {@code qpsPerPeer} RC queue pairs per (local device,
+ * peer manager, peer device), each created on first use and connected by a handshake over the
+ * control channel (QP number, PSN, GID, LID, MTU; both sides INIT, RTR, RTS) within
+ * {@code rdma.qpInitTimeout}; and the passive side of that handshake.
+ *
+ * <p>A failed handshake is remembered for its (local device, peer, peer device) and reported to
+ * every later caller, on every slot, instead of being retried. A queue pair that went to ERROR is
+ * replaced by a new one on its slot for later ops; the old one is destroyed once its outstanding
+ * work requests have drained ({@link VerbsConnection}).
+ *
+ * <p>Thread-safe.
+ */
+final class VerbsPeers implements AutoCloseable {
+
+    static final int QP_ACCESS = Ibv.IBV_ACCESS_LOCAL_WRITE | Ibv.IBV_ACCESS_REMOTE_WRITE | Ibv.IBV_ACCESS_REMOTE_READ;
+    private static final System.Logger LOG = System.getLogger(VerbsPeers.class.getName());
+
+    /** The slots of one (local device, peer manager, peer device). */
+    private static final class Group {
+        final AtomicReferenceArray<CompletableFuture<VerbsConnection>> slots;
+        final AtomicInteger next = new AtomicInteger();
+        volatile CompletableFuture<VerbsConnection> failedHandshake;
+
+        Group(int qps) {
+            slots = new AtomicReferenceArray<>(qps);
+        }
+    }
+
+    private final TransportContext context;
+    private final VerbsTuning tuning;
+    private final Duration qpInitTimeout;
+    private final SecureRandom random = new SecureRandom();
+    private final Map<String, Group> groups = new ConcurrentHashMap<>();
+    private final List<QueuePair> accepted = new CopyOnWriteArrayList<>();
+    /** Every connection made and not yet destroyed, replaced ones that still drain included. */
+    private final Set<VerbsConnection> created = ConcurrentHashMap.newKeySet();
+    private volatile boolean closed;
+
+    VerbsPeers(TransportContext context, VerbsTuning tuning, Duration qpInitTimeout) {
+        this.context = context;
+        this.tuning = tuning;
+        this.qpInitTimeout = qpInitTimeout;
+    }
+
+    /**
+     * The first of {@code count} consecutive slots (modulo {@code qpsPerPeer}) an op to this peer
+     * should use: successive calls rotate, so that small ops spread over the queue pairs too.
+     */
+    int firstSlot(VerbsDevice local, Endpoint owner, String peerDevice, int count) {
+        return group(local, owner, peerDevice).next.getAndAdd(count) & Integer.MAX_VALUE;
+    }
+
+    /**
+     * The connection on slot {@code slot % qpsPerPeer} from {@code local} to {@code peerDevice}
+     * of {@code owner}: the cached one, or a new one (handshake) when there is none yet or it
+     * broke. Completes exceptionally with a {@link TransportException} when the handshake failed,
+     * now or earlier.
+     */
+    CompletableFuture<VerbsConnection> connection(VerbsDevice local, Endpoint owner, String peerDevice, int slot) {
+        Group g = group(local, owner, peerDevice);
+        int i = slot % tuning.qpsPerPeer();
+        CompletableFuture<VerbsConnection> f = g.slots.get(i);
+        if (g.failedHandshake == null && f != null && !isBroken(f)) {
+            return f;
+        }
+        synchronized (g) {
+            if (g.failedHandshake != null) {
+                return g.failedHandshake;
+            }
+            f = g.slots.get(i);
+            if (f == null || isBroken(f)) {
+                created.removeIf(VerbsConnection::isDestroyed);
+                CompletableFuture<VerbsConnection> made = handshake(local, owner, peerDevice);
+                g.slots.set(i, made);
+                made.whenComplete((c, t) -> {
+                    if (t != null) {
+                        g.failedHandshake = made;        // a failed handshake stays: later callers get its failure
+                    }
+                });
+                f = made;
+            }
+            return f;
+        }
+    }
+
+    private Group group(VerbsDevice local, Endpoint owner, String peerDevice) {
+        return groups.computeIfAbsent(local.name + "/" + owner + "/" + peerDevice, k -> new Group(tuning.qpsPerPeer()));
+    }
+
+    private static boolean isBroken(CompletableFuture<VerbsConnection> f) {
+        return f.isDone() && !f.isCompletedExceptionally() && f.join().isBroken();
+    }
+
+    /** Connected queue pairs this side created and has not seen break, over all peers. */
+    int liveQueuePairs() {
+        int n = 0;
+        for (Group g : groups.values()) {
+            for (int i = 0; i < g.slots.length(); i++) {
+                CompletableFuture<VerbsConnection> f = g.slots.get(i);
+                if (f != null && f.isDone() && !f.isCompletedExceptionally() && !f.join().isBroken()) {
+                    n++;
+                }
+            }
+        }
+        return n;
+    }
+
+    private QueuePair newQueuePair(VerbsDevice device) {
+        return device.pd.createReliableConnectedQueuePair(new QueuePairInit(device.cq, device.cq, tuning.queueDepth(), 1,
+                tuning.maxSge(), 1));
+    }
+
+    private CompletableFuture<VerbsConnection> handshake(VerbsDevice device, Endpoint owner, String peerDevice) {
+        String peer = peerDevice + " of " + owner;
+        QueuePair qp;
+        int psn = random.nextInt(1 << 24);
+        try {
+            requireOpen();
+            qp = newQueuePair(device);
+            qp.modifyToInit(VerbsDevice.PORT, 0, QP_ACCESS);
+        } catch (RuntimeException e) {
+            return CompletableFuture.failedFuture(new TransportException(TransportException.Kind.INTERNAL,
+                    "ibverbs could not create a queue pair on " + device.name + " for " + peer + ": " + e.getMessage(), e));
+        }
+        VerbsWire.Endpoint self = new VerbsWire.Endpoint(device.name, qp.number(), psn, device.gid, device.port.lid(),
+                device.port.activeMtu());
+        return context.control().request(owner, self.encode(VerbsWire.HANDSHAKE, peerDevice),
+                        Deadline.after(qpInitTimeout, context.clock()))
+                .handle((reply, t) -> {
+                    try {
+                        if (t != null) {
+                            throw failure(t);
+                        }
+                        ByteBuffer b = ByteBuffer.wrap(reply);
+                        VerbsWire.requireVersion(b.get());
+                        b.get();
+                        VerbsWire.Endpoint remote = VerbsWire.Endpoint.decode(b, new String[1]);
+                        connect(device, qp, remote, psn);
+                        LOG.log(System.Logger.Level.DEBUG, "queue pair {0} on {1} connected to queue pair {2} on {3}",
+                                qp.number(), device.name, remote.qpNumber(), peer);
+                        VerbsConnection c = new VerbsConnection(device, qp, peer, tuning.queueDepth());
+                        created.add(c);
+                        if (closed) {
+                            c.close();
+                            throw new IllegalStateException("the ibverbs transport is closed");
+                        }
+                        return c;
+                    } catch (RuntimeException e) {
+                        closeQuietly(qp);
+                        TransportException te = failure(e);
+                        throw new TransportException(te.kind() == TransportException.Kind.TIMEOUT ? te.kind()
+                                : TransportException.Kind.PEER_UNREACHABLE, "ibverbs queue-pair handshake with " + peer
+                                + " failed (remembered for this peer): " + te.getMessage(), te);
+                    }
+                });
+    }
+
+    /** INIT -> RTR -> RTS towards {@code remote}; {@code psn} is this side's first send PSN. */
+    private static void connect(VerbsDevice device, QueuePair qp, VerbsWire.Endpoint remote, int psn) {
+        int mtu = Math.min(device.port.activeMtu(), remote.mtu());
+        qp.modifyToReadyToReceive(new ReadyToReceive(mtu, remote.qpNumber(), remote.psn(),
+                Math.min(16, device.attributes.maxQpRdAtom()), 12, VerbsDevice.PORT, remote.lid(), remote.gid(),
+                device.gidIndex, 64));
+        qp.modifyToReadyToSend(new ReadyToSend(psn, 14, 7, 7, Math.min(16, device.attributes.maxQpInitRdAtom())));
+    }
+
+    /**
+     * The passive side: creates a queue pair on {@code device} connected to {@code remote}, kept
+     * until the transport closes, and returns the reply to send.
+     */
+    byte[] accept(VerbsDevice device, VerbsWire.Endpoint remote) {
+        requireOpen();
+        QueuePair qp = newQueuePair(device);
+        int psn = random.nextInt(1 << 24);
+        try {
+            qp.modifyToInit(VerbsDevice.PORT, 0, QP_ACCESS);
+            connect(device, qp, remote, psn);
+        } catch (RuntimeException e) {
+            closeQuietly(qp);
+            throw e;
+        }
+        accepted.add(qp);
+        return new VerbsWire.Endpoint(device.name, qp.number(), psn, device.gid, device.port.lid(), device.port.activeMtu())
+                .encode(VerbsWire.HANDSHAKE, remote.device());
+    }
+
+    static TransportException failure(Throwable t) {
+        Throwable c = t instanceof CompletionException && t.getCause() != null ? t.getCause() : t;
+        return c instanceof TransportException te ? te
+                : new TransportException(TransportException.Kind.INTERNAL, "ibverbs failed: " + c, c);
+    }
+
+    private static void closeQuietly(QueuePair qp) {
+        try {
+            qp.close();
+        } catch (RuntimeException e) {
+            LOG.log(System.Logger.Level.WARNING, "destroying queue pair {0} failed: {1}", qp, e.getMessage());
+        }
+    }
+
+    private void requireOpen() {
+        if (closed) {
+            throw new IllegalStateException("the ibverbs transport is closed");
+        }
+    }
+
+    /** Destroys every queue pair, active and passive (before the devices close). Idempotent. */
+    @Override
+    public void close() {
+        closed = true;
+        for (VerbsConnection c : created) {
+            c.close();
+        }
+        for (QueuePair qp : accepted) {
+            closeQuietly(qp);
+        }
+        accepted.clear();
+    }
+
+    @Override
+    public String toString() {
+        return groups.size() + " peers";
+    }
+}

@@ -1,0 +1,53 @@
+package io.rdma4j.ibverbs;
+
+import io.rdma4j.spi.Availability;
+import io.rdma4j.spi.Setting;
+import io.rdma4j.spi.Settings;
+import io.rdma4j.spi.Transport;
+import io.rdma4j.spi.TransportContext;
+import io.rdma4j.spi.TransportProvider;
+
+import java.util.List;
+import java.util.Objects;
+
+/**
+ * The real ibverbs provider, keeping the transport it opened so that a test can look at its
+ * queue pairs and pollers. Not a double: every call goes to {@link IbverbsTransportProvider}.
+ */
+final class OpenedVerbs implements TransportProvider {
+
+    private final IbverbsTransportProvider real = new IbverbsTransportProvider();
+    private volatile VerbsTransport opened;
+
+    /** The transport this provider opened; fails when it has not opened one. */
+    VerbsTransport transport() {
+        return Objects.requireNonNull(opened, "the ibverbs transport was not opened");
+    }
+
+    @Override
+    public String name() {
+        return real.name();
+    }
+
+    @Override
+    public int priority() {
+        return real.priority();
+    }
+
+    @Override
+    public List<Setting<?>> settings() {
+        return real.settings();
+    }
+
+    @Override
+    public Availability availability(Settings settings) {
+        return real.availability(settings);
+    }
+
+    @Override
+    public Transport open(TransportContext context) {
+        Transport t = real.open(context);
+        opened = (VerbsTransport) t;
+        return t;
+    }
+}
