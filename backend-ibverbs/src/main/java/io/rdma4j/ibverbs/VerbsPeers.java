@@ -181,13 +181,17 @@ final class VerbsPeers implements AutoCloseable {
                 });
     }
 
-    /** INIT -> RTR -> RTS towards {@code remote}; {@code psn} is this side's first send PSN. */
+    /**
+     * INIT -> RTR -> RTS towards {@code remote}; {@code psn} is this side's first send PSN. Transport
+     * retries: 6 (soft-RoCE treats 7 as "retry forever", so a dead peer's work requests would then
+     * never complete and only the op's deadline would end them), ACK timeout about 67 ms.
+     */
     private static void connect(VerbsDevice device, QueuePair qp, VerbsWire.Endpoint remote, int psn) {
         int mtu = Math.min(device.port.activeMtu(), remote.mtu());
         qp.modifyToReadyToReceive(new ReadyToReceive(mtu, remote.qpNumber(), remote.psn(),
                 Math.min(16, device.attributes.maxQpRdAtom()), 12, VerbsDevice.PORT, remote.lid(), remote.gid(),
                 device.gidIndex, 64));
-        qp.modifyToReadyToSend(new ReadyToSend(psn, 14, 7, 7, Math.min(16, device.attributes.maxQpInitRdAtom())));
+        qp.modifyToReadyToSend(new ReadyToSend(psn, 14, 6, 7, Math.min(16, device.attributes.maxQpInitRdAtom())));
     }
 
     /**
