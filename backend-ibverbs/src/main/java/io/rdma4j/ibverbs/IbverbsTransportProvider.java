@@ -18,8 +18,9 @@ import java.util.Objects;
  * {@link #availability}, so {@link java.util.ServiceLoader} can instantiate this provider on
  * any host. Thread-safe and stateless; the device probe behind it runs once per process.
  *
- * <p>{@link #open} returns a {@code VerbsTransport}: one device, one protection domain, RC queue
- * pairs per peer, RDMA WRITE and READ (see the package documentation).
+ * <p>{@link #open} returns a {@code VerbsTransport}: every device the device target allows, a
+ * protection domain and a completion poller per device, RC queue pairs per peer, RDMA WRITE and
+ * READ striped over them (see the package documentation).
  */
 public final class IbverbsTransportProvider implements TransportProvider {
 
@@ -87,8 +88,9 @@ public final class IbverbsTransportProvider implements TransportProvider {
     }
 
     /**
-     * Opens the verbs transport on one device: the one {@link IbverbsSettings#TARGET} names, or
-     * the best-ranked device with an active port (logged at INFO with the reason).
+     * Opens the verbs transport on the devices {@link IbverbsSettings#TARGET} allows: the one it
+     * names, those on its NUMA node, or every device with an active port (logged at INFO with the
+     * reason).
      *
      * @throws IllegalStateException if ibverbs is unavailable here (the message gives the reason),
      *                               including when disabled, or no device has an active port

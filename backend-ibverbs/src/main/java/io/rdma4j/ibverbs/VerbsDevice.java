@@ -14,7 +14,6 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
@@ -59,6 +58,8 @@ final class VerbsDevice implements AutoCloseable {
     private final AtomicLong nextWorkRequestId = new AtomicLong(1);
     private final Thread poller;
     private volatile boolean closing;
+    /** Work completions the poller took off the queue; written by the poller only. */
+    private volatile long completions;
 
     private VerbsDevice(VerbsContext context, PortAttributes port, int cqEntries, long busyPollNanos) {
         this.context = context;
@@ -75,53 +76,38 @@ final class VerbsDevice implements AutoCloseable {
         this.poller = Thread.ofPlatform().daemon().name("rdma4j-verbs-poller-" + name).unstarted(this::poll);
     }
 
-    /** A candidate device with its port, for ranking. */
-    record Candidate(String name, PortAttributes port, Optional<Integer> numaNode) {
-        /** Rough link rate rank: active before inactive, then InfiniBand before Ethernet, then speed x width. */
-        long rank() {
-            return (port.isActive() ? 1L << 40 : 0) + (port.linkLayer() == Ibv.IBV_LINK_LAYER_INFINIBAND ? 1L << 32 : 0)
-                    + (long) port.activeSpeed() * port.activeWidth();
-        }
-    }
-
     /**
-     * Opens the device the target names, or the best-ranked active one, and logs at INFO which and why.
+     * Opens every device the target allows ({@link DeviceChoice}), best ranked first, and logs at
+     * INFO which and why. On failure closes what it opened.
      *
      * @throws IllegalStateException when no device with an active port fits
      */
-    static VerbsDevice open(Optional<DeviceTarget> target, int cqEntries, long busyPollNanos) {
-        List<Candidate> candidates = new ArrayList<>();
+    static List<VerbsDevice> openChosen(Optional<DeviceTarget> target, int cqEntries, long busyPollNanos) {
+        List<DeviceChoice.Candidate> candidates = new ArrayList<>();
         for (String n : VerbsContext.deviceNames()) {
             try (VerbsContext c = VerbsContext.open(n)) {
-                candidates.add(new Candidate(n, c.queryPort(PORT), numaNode(n)));
+                candidates.add(new DeviceChoice.Candidate(n, c.queryPort(PORT), numaNode(n)));
             } catch (RuntimeException e) {
                 LOG.log(System.Logger.Level.INFO, "RDMA device {0} skipped: {1}", n, e.getMessage());
             }
         }
-        candidates.sort(Comparator.comparingLong(Candidate::rank).reversed().thenComparing(Candidate::name));
-        Candidate chosen = null;
-        String why;
-        if (target.isPresent() && target.get() instanceof DeviceTarget.Nic(String wanted)) {
-            chosen = candidates.stream().filter(c -> c.name().equals(wanted)).findFirst()
-                    .orElseThrow(() -> new IllegalStateException("device target " + target.get() + ": no such RDMA device (have "
-                            + candidates.stream().map(Candidate::name).toList() + ")"));
-            why = "named by device target " + target.get();
-        } else if (target.isPresent() && target.get() instanceof DeviceTarget.Cpu(long numa)) {
-            chosen = candidates.stream().filter(c -> c.port().isActive() && c.numaNode().equals(Optional.of((int) numa)))
-                    .findFirst().orElse(null);
-            why = chosen != null ? "on NUMA node " + numa + " as device target " + target.get() + " asks"
-                    : "best ranked: no active device on NUMA node " + numa + " (device target " + target.get() + ")";
-        } else {
-            why = target.isPresent() ? "best ranked: device target " + target.get() + " cannot be resolved to a NIC here"
-                    : "best ranked (active port, link layer, speed)";
+        DeviceChoice choice = DeviceChoice.of(candidates, target);
+        List<VerbsDevice> opened = new ArrayList<>();
+        try {
+            for (DeviceChoice.Candidate c : choice.devices()) {
+                opened.add(open(c, cqEntries, busyPollNanos));
+            }
+        } catch (RuntimeException e) {
+            opened.forEach(VerbsDevice::close);
+            throw e;
         }
-        if (chosen == null) {
-            chosen = candidates.isEmpty() ? null : candidates.get(0);
-        }
-        if (chosen == null || !chosen.port().isActive()) {
-            throw new IllegalStateException("no RDMA device with an active port " + PORT + " (have "
-                    + candidates.stream().map(c -> c.name() + (c.port().isActive() ? "" : " (port down)")).toList() + ")");
-        }
+        LOG.log(System.Logger.Level.INFO, "ibverbs uses {0} on port {1}: {2}; candidates {3}",
+                opened.stream().map(d -> d.name + " (GID " + d.gid + " index " + d.gidIndex + ", LID " + d.port.lid() + ")").toList(),
+                PORT, choice.why(), candidates.stream().map(DeviceChoice.Candidate::toString).toList());
+        return opened;
+    }
+
+    private static VerbsDevice open(DeviceChoice.Candidate chosen, int cqEntries, long busyPollNanos) {
         VerbsContext context = VerbsContext.open(chosen.name());
         VerbsDevice device;
         try {
@@ -130,9 +116,6 @@ final class VerbsDevice implements AutoCloseable {
             context.close();
             throw e;
         }
-        LOG.log(System.Logger.Level.INFO, "ibverbs uses device {0} port {1} (GID {2} index {3}, LID {4}): {5}; candidates {6}",
-                device.name, PORT, device.gid, device.gidIndex, chosen.port().lid(), why,
-                candidates.stream().map(Candidate::name).toList());
         device.poller.start();
         return device;
     }
@@ -243,7 +226,13 @@ final class VerbsDevice implements AutoCloseable {
         }
     }
 
+    /** Work completions taken off this device's queue so far (for tests and diagnostics). */
+    long completions() {
+        return completions;
+    }
+
     private void deliver(WorkCompletions wcs, int n) {
+        completions += n;      // the poller is the only writer
         for (int i = 0; i < n; i++) {
             VerbsConnection.Chunk c = inFlight.remove(wcs.workRequestId(i));
             if (c != null) {

@@ -24,17 +24,22 @@ import java.util.Arrays;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
+import java.util.OptionalInt;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
- * The verbs transport of one manager, on one device ({@link VerbsDevice}).
+ * The verbs transport of one manager, on every device its device target allows ({@link
+ * DeviceChoice}; one {@link VerbsDevice}, with its poller, each).
  *
- * <p><b>Memory.</b> {@link #register} creates a memory region with local write, remote read and
- * remote write; its token context carries the device, GID, LID, port, address, rkey and size, and
- * its lkey serves ops on memory inside it. {@link #prepareLocal} creates a local-write-only region
- * for other caller memory. {@link #release} deregisters: a peer's later access fails with a remote
- * access error from the device.
+ * <p><b>Memory.</b> {@link #register} creates a memory region on every device with local write,
+ * remote read and remote write; its token context carries the address and size, and per device
+ * the device, GID, LID, port and rkey; the lkeys serve ops on memory inside it. {@link
+ * #prepareLocal} creates local-write-only regions (one per device) for other caller memory. {@link
+ * #release} deregisters: a peer's later access fails with a remote access error from the device.
+ *
+ * <p><b>Routes.</b> A token's routes pair this manager's devices with the owner's ({@link
+ * PeerAffinity#pairs}, only pairs the policy allows). Large ops are striped over every route.
  *
  * <p><b>Queue pairs.</b> {@code rdma.ibverbs.qpsPerPeer} RC queue pairs per (local device, peer
  * manager endpoint, peer device), each created on first use ({@link VerbsPeers}). An op of at
@@ -53,35 +58,47 @@ final class VerbsTransport implements Transport {
     private static final int QP_ACCESS = VerbsPeers.QP_ACCESS;
     private static final System.Logger LOG = System.getLogger(VerbsTransport.class.getName());
 
+    /** One way to a registration: local device number {@code localIndex} paired with one of the owner's regions. */
+    record Route(VerbsDevice local, int localIndex, VerbsWire.RemoteMr remote) {
+    }
+
+    /** A decoded token: the registration, and its routes (those peer affinity allows), best local device first. */
+    record Remote(VerbsWire.RemoteRegion region, List<Route> routes) {
+    }
+
     private final TransportContext context;
-    private final VerbsDevice device;
+    private final List<VerbsDevice> devices;
+    private final List<String> deviceNames;
     private final PeerAffinity affinity;
     private final Duration qpInitTimeout;
     private final VerbsTuning tuning;
     private final VerbsPeers peers;
-    private final Map<Long, MemoryRegion> registrations = new ConcurrentHashMap<>();
+    private final Map<Long, List<MemoryRegion>> registrations = new ConcurrentHashMap<>();
     private volatile boolean closed;
 
-    private VerbsTransport(TransportContext context, VerbsDevice device, VerbsTuning tuning) {
+    private VerbsTransport(TransportContext context, List<VerbsDevice> devices, VerbsTuning tuning) {
         this.context = context;
-        this.device = device;
+        this.devices = List.copyOf(devices);
+        this.deviceNames = devices.stream().map(d -> d.name).toList();
         this.affinity = context.settings().get(IbverbsSettings.PEER_AFFINITY);
         this.qpInitTimeout = context.settings().get(IbverbsSettings.QP_INIT_TIMEOUT);
-        this.tuning = tuning.clampTo(device.name, device.attributes, device.cq.entries(),
-                note -> LOG.log(System.Logger.Level.INFO, note));
+        for (VerbsDevice d : devices) {
+            tuning = tuning.clampTo(d.name, d.attributes, d.cq.entries(), note -> LOG.log(System.Logger.Level.INFO, note));
+        }
+        this.tuning = tuning;
         this.peers = new VerbsPeers(context, this.tuning, qpInitTimeout);
     }
 
     static VerbsTransport open(TransportContext context) {
         VerbsTuning tuning = VerbsTuning.of(context.settings());
-        VerbsDevice device = VerbsDevice.open(context.settings().get(IbverbsSettings.TARGET), tuning.completionQueueEntries(),
-                tuning.busyPollNanos());
+        List<VerbsDevice> devices = VerbsDevice.openChosen(context.settings().get(IbverbsSettings.TARGET),
+                tuning.completionQueueEntries(), tuning.busyPollNanos());
         try {
-            VerbsTransport t = new VerbsTransport(context, device, tuning);
+            VerbsTransport t = new VerbsTransport(context, devices, tuning);
             context.control().onRequest(t::handle);
             return t;
         } catch (RuntimeException e) {
-            device.close();
+            devices.forEach(VerbsDevice::close);
             throw e;
         }
     }
@@ -91,39 +108,43 @@ final class VerbsTransport implements Transport {
         return IbverbsTransportProvider.NAME;
     }
 
-    /** Local memory: a memory region whose lkey ops use. */
-    record VerbsLocal(MemoryRegion region, boolean owned) implements LocalMemory {
-        @Override
-        public MemorySegment segment() {
-            return region.segment();
-        }
-
-        @Override
-        public void close() {
-            if (owned) {
-                try {
-                    region.close();
-                } catch (RuntimeException e) {
-                    LOG.log(System.Logger.Level.WARNING, "deregistering local memory {0} failed: {1}", region, e.getMessage());
-                }
+    /** Registers {@code segment} on every device of this transport; on failure deregisters what it registered. */
+    private List<MemoryRegion> registerEverywhere(MemorySegment segment, int access) {
+        List<MemoryRegion> made = new ArrayList<>(devices.size());
+        try {
+            for (VerbsDevice d : devices) {
+                made.add(d.pd.register(segment, access));
             }
+        } catch (RuntimeException e) {
+            VerbsLocal.closeAll(made);
+            throw e;
         }
+        return made;
     }
 
+    /**
+     * A memory region per device, with local write, remote read and remote write; the token
+     * context names every one (device, GID, LID, port, rkey), with the address and size.
+     */
     @Override
     public Registered register(long bufferId, MemorySegment segment) {
         requireOpen();
-        MemoryRegion mr = device.pd.register(segment, QP_ACCESS);
-        registrations.put(bufferId, mr);
-        return Registered.context(VerbsWire.context(device.name, device.gid, device.port.lid(), VerbsDevice.PORT,
-                mr.address(), mr.rkey(), mr.length()), new VerbsLocal(mr, false));
+        List<MemoryRegion> mrs = registerEverywhere(segment, QP_ACCESS);
+        registrations.put(bufferId, mrs);
+        List<VerbsWire.RemoteMr> remote = new ArrayList<>(mrs.size());
+        for (int i = 0; i < mrs.size(); i++) {
+            VerbsDevice d = devices.get(i);
+            remote.add(new VerbsWire.RemoteMr(d.name, d.gid, d.port.lid(), VerbsDevice.PORT, mrs.get(i).rkey()));
+        }
+        return Registered.context(VerbsWire.context(mrs.getFirst().address(), mrs.getFirst().length(), remote),
+                new VerbsLocal(mrs, false));
     }
 
     @Override
     public void release(long bufferId) {
-        MemoryRegion mr = registrations.remove(bufferId);
-        if (mr != null) {
-            mr.close();
+        List<MemoryRegion> mrs = registrations.remove(bufferId);
+        if (mrs != null) {
+            VerbsLocal.closeAll(mrs);
         }
     }
 
@@ -135,17 +156,32 @@ final class VerbsTransport implements Transport {
     @Override
     public LocalMemory prepareLocal(MemorySegment segment) {
         requireOpen();
-        return new VerbsLocal(device.pd.register(segment, Ibv.IBV_ACCESS_LOCAL_WRITE), true);
+        return new VerbsLocal(registerEverywhere(segment, Ibv.IBV_ACCESS_LOCAL_WRITE), true);
     }
 
+    /**
+     * Decodes the token's context and pairs this transport's devices with the owner's ({@link
+     * PeerAffinity#pairs}, keeping only pairs the policy allows).
+     *
+     * @throws TransportException PROTOCOL for a context of another version or garbled; PEER_UNREACHABLE
+     *                            when no local device may pair with any of the owner's
+     */
     @Override
     public Object decodeContext(RemoteBufferRef remote) {
         VerbsWire.RemoteRegion r = VerbsWire.decodeContext(remote.context());
-        if (!affinity.canPair(device.name, r.device)) {
-            throw new TransportException(TransportException.Kind.PEER_UNREACHABLE, "peer affinity " + affinity
-                    + " does not pair local device " + device.name + " with the owner's " + r.device);
+        List<OptionalInt> pairs = affinity.pairs(deviceNames, r.devices());
+        List<Route> routes = new ArrayList<>();
+        for (int i = 0; i < pairs.size(); i++) {
+            OptionalInt j = pairs.get(i);
+            if (j.isPresent() && affinity.canPair(deviceNames.get(i), r.mrs.get(j.getAsInt()).device())) {
+                routes.add(new Route(devices.get(i), i, r.mrs.get(j.getAsInt())));
+            }
         }
-        return r;
+        if (routes.isEmpty()) {
+            throw new TransportException(TransportException.Kind.PEER_UNREACHABLE, "peer affinity " + affinity
+                    + " pairs none of the local devices " + deviceNames + " with the owner's " + r.devices());
+        }
+        return new Remote(r, List.copyOf(routes));
     }
 
     @Override
@@ -173,11 +209,14 @@ final class VerbsTransport implements Transport {
 
     /**
      * Checks one op, then (once its token is checked and the queue pairs of its stripes are
-     * connected) queues its chunks: the op is split into stripes ({@link Stripes}) over the queue
-     * pairs to the owner's device, and each stripe at the port's maximum message size.
+     * connected) queues its chunks. The op's lanes are its routes times
+     * {@code rdma.ibverbs.qpsPerPeer}; it is split into stripes over them ({@link Stripes}),
+     * spread over the routes (device pairs) first, and each stripe at its device's maximum message
+     * size. Small ops take turns on the lanes.
      */
     private CompletableFuture<Void> start(VerbsSubmission s, int index, TransportOp op) {
-        VerbsWire.RemoteRegion r = (VerbsWire.RemoteRegion) op.remoteContext();
+        Remote remote = (Remote) op.remoteContext();
+        VerbsWire.RemoteRegion r = remote.region();
         long length = op.local().byteSize();
         if (op.remoteOffset() + length > r.size) {
             s.fail(index, ErrorCode.OUT_OF_RANGE.toException("the range of " + length + " bytes at offset " + op.remoteOffset()
@@ -190,12 +229,18 @@ final class VerbsTransport implements Transport {
             return CompletableFuture.completedFuture(null);
         }
         Endpoint owner = op.remote().owner();
-        int stripes = Stripes.count(length, tuning.qpsPerPeer(), tuning.minStripeBytes());
-        int first = peers.firstSlot(device, owner, r.device, stripes);
+        List<Route> routes = remote.routes();
+        int laneCount = routes.size() * tuning.qpsPerPeer();
+        int stripes = Stripes.count(length, laneCount, tuning.minStripeBytes());
+        Route first = routes.getFirst();
+        int firstLane = peers.firstSlot(first.local(), owner, first.remote().device(), stripes);
+        Route[] via = new Route[stripes];
         @SuppressWarnings("unchecked")
         CompletableFuture<VerbsConnection>[] lanes = new CompletableFuture[stripes];
         for (int i = 0; i < stripes; i++) {
-            lanes[i] = peers.connection(device, owner, r.device, first + i);
+            int lane = Math.floorMod(firstLane + i, laneCount);
+            via[i] = routes.get(lane % routes.size());
+            lanes[i] = peers.connection(via[i].local(), owner, via[i].remote().device(), lane / routes.size());
         }
         CompletableFuture<Void> checked = checked(op.remote(), r);
         return CompletableFuture.allOf(CompletableFuture.allOf(lanes), checked).handle((ok, t) -> {
@@ -207,8 +252,8 @@ final class VerbsTransport implements Transport {
             int total = 0;
             for (int i = 0; i < stripes; i++) {
                 s.uses(lanes[i].join());
-                List<VerbsConnection.Chunk> chunks = chunks(s, index, op, local, r, Stripes.start(length, stripes, i),
-                        Stripes.end(length, stripes, i));
+                List<VerbsConnection.Chunk> chunks = chunks(s, index, op, local, r.address, via[i],
+                        Stripes.start(length, stripes, i), Stripes.end(length, stripes, i));
                 perLane.add(chunks);
                 total += chunks.size();
             }
@@ -221,16 +266,17 @@ final class VerbsTransport implements Transport {
         });
     }
 
-    /** The work requests of bytes {@code [from, to)} of {@code op}: one per maximum message size. */
-    private List<VerbsConnection.Chunk> chunks(VerbsSubmission s, int index, TransportOp op, VerbsLocal local,
-                                               VerbsWire.RemoteRegion r, long from, long to) {
+    /** The work requests of bytes {@code [from, to)} of {@code op} over {@code route}: one per maximum message size. */
+    private static List<VerbsConnection.Chunk> chunks(VerbsSubmission s, int index, TransportOp op, VerbsLocal local,
+                                                      long remoteAddress, Route route, long from, long to) {
         int opcode = op.type() == TransportOp.OpType.READ_INTO_LOCAL ? Ibv.IBV_WR_RDMA_READ : Ibv.IBV_WR_RDMA_WRITE;
-        long max = device.maxMessageBytes();
+        long max = route.local().maxMessageBytes();
+        int lkey = local.lkey(route.localIndex());
         List<VerbsConnection.Chunk> chunks = new ArrayList<>((int) ((to - from + max - 1) / max));
         for (long at = from; at < to; at += max) {
             int n = (int) Math.min(max, to - at);
-            chunks.add(new VerbsConnection.Chunk(s, index, opcode, op.local().address() + at, n, local.region().lkey(),
-                    r.address + op.remoteOffset() + at, r.rkey));
+            chunks.add(new VerbsConnection.Chunk(s, index, opcode, op.local().address() + at, n, lkey,
+                    remoteAddress + op.remoteOffset() + at, route.remote().rkey()));
         }
         return chunks;
     }
@@ -283,10 +329,16 @@ final class VerbsTransport implements Transport {
         }
         String[] wanted = new String[1];
         VerbsWire.Endpoint remote = VerbsWire.Endpoint.decode(b, wanted);
-        if (!wanted[0].equals(device.name)) {
-            throw new IllegalArgumentException("no ibverbs device " + wanted[0] + " here: this manager uses " + device.name);
+        int i = deviceNames.indexOf(wanted[0]);
+        if (i < 0) {
+            throw new IllegalArgumentException("no ibverbs device " + wanted[0] + " here: this manager uses " + deviceNames);
         }
-        return peers.accept(device, remote);
+        return peers.accept(devices.get(i), remote);
+    }
+
+    /** The devices this transport uses, best ranked first (for tests). */
+    List<VerbsDevice> devices() {
+        return devices;
     }
 
     /** Connected queue pairs this side created to other managers' devices, not broken (for tests). */
@@ -309,12 +361,12 @@ final class VerbsTransport implements Transport {
         closed = true;
         peers.close();
         registrations.clear();
-        device.close();
+        devices.forEach(VerbsDevice::close);
     }
 
     @Override
     public String toString() {
-        return "ibverbs on " + device + " (" + Arrays.asList(registrations.size() + " registrations",
+        return "ibverbs on " + deviceNames + " (" + Arrays.asList(registrations.size() + " registrations",
                 peers.toString()) + ")";
     }
 }

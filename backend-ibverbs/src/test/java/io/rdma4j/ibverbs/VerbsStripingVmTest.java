@@ -23,7 +23,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * Large ops striped across the queue pairs to one peer ({@code rdma.ibverbs.qpsPerPeer} = 4, the
- * default 512 KiB minimum stripe), on the soft-RoCE devices of the VM: both managers in this JVM.
+ * default 512 KiB minimum stripe), on the first soft-RoCE device of the VM (one device pair, so
+ * that the lanes are the four queue pairs): both managers in this JVM.
  */
 @Tag("softroce")
 class VerbsStripingVmTest {
@@ -36,7 +37,8 @@ class VerbsStripingVmTest {
 
     private RdmaManager manager(OpenedVerbs verbs) {
         RdmaManagerBuilder b = RdmaManager.newBuilder().isolated().providers(java.util.List.of(verbs))
-                .set(IbverbsSettings.QPS_PER_PEER.key(), "4");
+                .set(IbverbsSettings.QPS_PER_PEER.key(), "4")
+                .set(IbverbsSettings.TARGET.key(), "nic:" + System.getenv("SOFTROCE_DEVICES").trim().split("\\s+")[0]);
         return managers.track(b.build());
     }
 

@@ -1,0 +1,100 @@
+package io.rdma4j.ibverbs;
+
+import io.rdma4j.ibverbs.ffi.Gid;
+import io.rdma4j.spi.TransportException;
+import org.junit.jupiter.api.Test;
+
+import java.nio.ByteBuffer;
+import java.util.Arrays;
+import java.util.List;
+
+import static org.junit.jupiter.api.Assertions.assertAll;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** The token context of the verbs transport: one memory region per device, versioned. */
+class VerbsWireTest {
+
+    private static Gid gid(int last) {
+        byte[] raw = new byte[Gid.BYTES];
+        raw[10] = (byte) 0xff;
+        raw[11] = (byte) 0xff;
+        raw[15] = (byte) last;
+        return Gid.of(raw);
+    }
+
+    private static final List<VerbsWire.RemoteMr> TWO = List.of(
+            new VerbsWire.RemoteMr("rxe0", gid(1), 0, 1, 0x1234),
+            new VerbsWire.RemoteMr("rxe1", gid(2), 7, 1, 0x5678));
+
+    @Test
+    void context_twoDevices_decodesToWhatWasEncoded() {
+        VerbsWire.RemoteRegion r = VerbsWire.decodeContext(VerbsWire.context(0x7f00_0000_1000L, 64L << 20, TWO));
+
+        assertAll(
+                () -> assertEquals(0x7f00_0000_1000L, r.address),
+                () -> assertEquals(64L << 20, r.size),
+                () -> assertEquals(TWO, r.mrs),
+                () -> assertEquals(List.of("rxe0", "rxe1"), r.devices()));
+    }
+
+    @Test
+    void context_versionOne_refusedSayingItIsFromAnOlderRdma4j() {
+        byte[] v1 = VerbsWire.context(4096, 64, TWO);
+        v1[0] = 1;
+
+        TransportException e = assertThrows(TransportException.class, () -> VerbsWire.decodeContext(v1));
+
+        assertAll(
+                () -> assertEquals(TransportException.Kind.PROTOCOL, e.kind()),
+                () -> assertTrue(e.getMessage().contains("version 1 (one device, from an older rdma4j) is not supported: "
+                        + "this side reads version 2"), e.getMessage()));
+    }
+
+    @Test
+    void context_unknownVersion_refused() {
+        byte[] v9 = VerbsWire.context(4096, 64, TWO);
+        v9[0] = 9;
+
+        TransportException e = assertThrows(TransportException.class, () -> VerbsWire.decodeContext(v9));
+
+        assertTrue(e.getMessage().contains("version 9 is not supported"), e.getMessage());
+    }
+
+    @Test
+    void context_truncatedAnywhere_refusedAsTruncated() {
+        byte[] whole = VerbsWire.context(4096, 64, TWO);
+        for (int n = 1; n < whole.length; n++) {
+            byte[] cut = Arrays.copyOf(whole, n);
+            TransportException e = assertThrows(TransportException.class, () -> VerbsWire.decodeContext(cut), "at " + n);
+            assertEquals(TransportException.Kind.PROTOCOL, e.kind());
+        }
+    }
+
+    @Test
+    void context_trailingBytes_refused() {
+        byte[] whole = VerbsWire.context(4096, 64, TWO);
+        byte[] longer = Arrays.copyOf(whole, whole.length + 3);
+
+        TransportException e = assertThrows(TransportException.class, () -> VerbsWire.decodeContext(longer));
+
+        assertTrue(e.getMessage().contains("3 trailing bytes"), e.getMessage());
+    }
+
+    @Test
+    void context_noDevices_refusedAsGarbled() {
+        byte[] none = ByteBuffer.allocate(18).put(VerbsWire.CONTEXT_VERSION).putLong(4096).putLong(64).put((byte) 0).array();
+
+        TransportException e = assertThrows(TransportException.class, () -> VerbsWire.decodeContext(none));
+
+        assertTrue(e.getMessage().contains("garbled: 0 devices"), e.getMessage());
+    }
+
+    @Test
+    void context_empty_refused() {
+        TransportException e = assertThrows(TransportException.class, () -> VerbsWire.decodeContext(new byte[0]));
+
+        assertTrue(e.getMessage().contains("empty"), e.getMessage());
+    }
+}
