@@ -62,8 +62,20 @@ public final class PeerJvm implements AutoCloseable {
      */
     public static PeerJvm start(Class<?> mainClass, List<String> jvmFlags, Duration answerWithin, String... args)
             throws IOException, InterruptedException {
+        return start(List.of(), mainClass, jvmFlags, answerWithin, args);
+    }
+
+    /**
+     * Starts {@code mainClass} with {@code args} behind a command prefix (e.g. {@code ip netns exec
+     * NAME}, empty for none) and waits for its greeting line.
+     *
+     * @see #start(Class, List, Duration, String...)
+     */
+    public static PeerJvm start(List<String> prefix, Class<?> mainClass, List<String> jvmFlags, Duration answerWithin,
+                                String... args) throws IOException, InterruptedException {
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-        List<String> command = new ArrayList<>(List.of(java, "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1"));
+        List<String> command = new ArrayList<>(prefix);
+        command.addAll(List.of(java, "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1"));
         command.addAll(jvmFlags);
         command.addAll(List.of("-cp", System.getProperty("java.class.path"), mainClass.getName()));
         command.addAll(List.of(args));
@@ -94,9 +106,18 @@ public final class PeerJvm implements AutoCloseable {
      * @throws AssertionError when the peer exits or gives no answer within the start's bound
      */
     public String command(String line) throws IOException, InterruptedException {
+        return command(line, answerWithin);
+    }
+
+    /**
+     * Sends one command line and returns the answer line, which may take up to {@code wait}.
+     *
+     * @throws AssertionError when the peer exits or gives no answer within {@code wait}
+     */
+    public String command(String line, Duration wait) throws IOException, InterruptedException {
         stdin.write(line + "\n");
         stdin.flush();
-        return nextLine(answerWithin);
+        return nextLine(wait);
     }
 
     private String nextLine(Duration wait) throws InterruptedException {
