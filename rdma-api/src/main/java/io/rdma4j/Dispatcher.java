@@ -25,6 +25,7 @@ import java.util.TreeSet;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.RunnableFuture;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -57,24 +58,40 @@ final class Dispatcher {
     private record Route(OpenTransport transport, int rank, RemoteBufferRef ref, Object decoded) {
     }
 
+    /**
+     * Asks whether action events are recorded: {@link jdk.jfr.Event#isEnabled()} reads the event
+     * type's setting, not the instance, so one shared instance answers for all and no event object
+     * is allocated per action while recording is off.
+     */
+    private static final RdmaEvents.Action EVENTS = new RdmaEvents.Action();
+
     /** An action's ops for one transport, and the cached local memory they hold. */
     private static final class Group {
         final OpenTransport transport;
         final int rank;
-        final List<TransportOp> ops = new ArrayList<>();
-        final List<LocalMemoryCache.Entry> held = new ArrayList<>(0);
-        CompletableFuture<Void> running;
+        final List<TransportOp> ops;
+        /** Local memory taken from the transport's cache for these ops; {@code null} until the first. */
+        List<LocalMemoryCache.Entry> held;
+        volatile CompletableFuture<Void> running;
         long startNanos;
         RdmaEvents.Action event;
 
-        Group(OpenTransport transport, int rank) {
+        Group(OpenTransport transport, int rank, int maxOps) {
             this.transport = transport;
             this.rank = rank;
+            this.ops = new ArrayList<>(Math.min(maxOps, 16));
+        }
+
+        void hold(LocalMemoryCache.Entry entry) {
+            if (held == null) {
+                held = new ArrayList<>(1);
+            }
+            held.add(entry);
         }
 
         void start(long nowNanos) {
-            RdmaEvents.Action e = new RdmaEvents.Action();
-            if (e.isEnabled()) {
+            if (EVENTS.isEnabled()) {
+                RdmaEvents.Action e = new RdmaEvents.Action();
                 e.begin();
                 event = e;
             }
@@ -98,8 +115,10 @@ final class Dispatcher {
         }
 
         void releaseHeld() {
-            held.forEach(LocalMemoryCache.Entry::release);
-            held.clear();
+            if (held != null) {
+                held.forEach(LocalMemoryCache.Entry::release);
+                held = null;
+            }
         }
     }
 
@@ -116,10 +135,18 @@ final class Dispatcher {
         this.routes = Caffeine.newBuilder().weakKeys().maximumSize(tokenCacheEntries).executor(Runnable::run).build();
     }
 
-    CompletableFuture<RdmaResult> submit(List<RdmaAction.Op> ops, Set<String> required, Duration timeout) {
+    /**
+     * Routes and submits the ops; {@code ops} is read during the call only.
+     *
+     * @param wantResult whether the future completes with an {@link RdmaResult}; otherwise with
+     *                   {@code null} (no result is built for callers that ignore it)
+     * @return an {@link ActionFuture} once the ops were handed to their transports
+     */
+    CompletableFuture<RdmaResult> submit(List<RdmaAction.Op> ops, Set<String> required, Duration timeout,
+                                         boolean wantResult) {
         Deadline deadline = Deadline.after(timeout, clock);
         if (ops.isEmpty()) {
-            return CompletableFuture.completedFuture(RdmaResult.EMPTY);
+            return CompletableFuture.completedFuture(wantResult ? RdmaResult.EMPTY : null);
         }
         List<Group> groups;
         try {
@@ -127,7 +154,46 @@ final class Dispatcher {
         } catch (RuntimeException e) {
             return CompletableFuture.failedFuture(e);
         }
-        return run(groups, deadline, timeout);
+        return run(groups, deadline, timeout, wantResult);
+    }
+
+    /**
+     * The future of a submitted action. {@code cancel()} reaches every transport's future;
+     * {@link #help()} lets a thread that is about to wait for the action do the transports' work
+     * itself, where a transport offers it, instead of waiting for one of the transport's threads to
+     * do it and then wake this one.
+     */
+    static final class ActionFuture extends CompletableFuture<RdmaResult> {
+        private final List<Group> groups;
+
+        private ActionFuture(List<Group> groups) {
+            this.groups = groups;
+        }
+
+        /**
+         * For each transport whose future is a {@link RunnableFuture} and not done, calls its
+         * {@code run()}: by the {@link io.rdma4j.spi.Transport#submit} contract it does the work
+         * that no thread has started yet on the calling thread, and otherwise returns at once. It
+         * does not wait for work another thread is doing.
+         */
+        void help() {
+            for (Group g : groups) {
+                if (g.running instanceof RunnableFuture<?> work && !work.isDone()) {
+                    work.run();
+                }
+            }
+        }
+
+        @Override
+        public boolean cancel(boolean mayInterruptIfRunning) {
+            boolean cancelled = super.cancel(mayInterruptIfRunning);
+            if (cancelled) {
+                for (Group g : groups) {
+                    g.running.cancel(false); // obliges the transport to stop touching the caller's memory
+                }
+            }
+            return cancelled;
+        }
     }
 
     /**
@@ -142,7 +208,9 @@ final class Dispatcher {
         List<Group> groups = groups(ops, required);
         if (groups.size() > 1) {
             try {
-                return run(groups, deadline, timeout).join();
+                ActionFuture f = run(groups, deadline, timeout, true);
+                f.help();
+                return f.join();
             } catch (CompletionException e) {
                 throw (RuntimeException) Errors.unwrap(e);
             }
@@ -166,20 +234,9 @@ final class Dispatcher {
     }
 
     /** Submits each transport's group, all in parallel, under one watchdog guard. */
-    private CompletableFuture<RdmaResult> run(List<Group> groups, Deadline deadline, Duration timeout) {
+    private ActionFuture run(List<Group> groups, Deadline deadline, Duration timeout, boolean wantResult) {
         long startNanos = System.nanoTime();
-        CompletableFuture<RdmaResult> result = new CompletableFuture<>() {
-            @Override
-            public boolean cancel(boolean mayInterruptIfRunning) {
-                boolean cancelled = super.cancel(mayInterruptIfRunning);
-                if (cancelled) {
-                    for (Group g : groups) {
-                        g.running.cancel(false); // obliges the transport to stop touching the caller's memory
-                    }
-                }
-                return cancelled;
-            }
-        };
+        ActionFuture result = new ActionFuture(groups);
         for (Group g : groups) {
             CompletableFuture<Void> f;
             g.start(startNanos);
@@ -203,12 +260,13 @@ final class Dispatcher {
         });
         CompletableFuture<?> all = groups.size() == 1 ? groups.getFirst().running
                 : CompletableFuture.allOf(groups.stream().map(g -> g.running).toArray(CompletableFuture[]::new));
-        all.whenComplete((ok, ignored) -> finish(groups, guard, result, startNanos));
+        all.whenComplete((ok, ignored) -> finish(groups, guard, result, startNanos, wantResult));
         return result;
     }
 
     /** Once every group's future completed: frees what the action held and completes its future. */
-    private void finish(List<Group> groups, Watchdog.Guard guard, CompletableFuture<RdmaResult> result, long startNanos) {
+    private void finish(List<Group> groups, Watchdog.Guard guard, CompletableFuture<RdmaResult> result, long startNanos,
+                        boolean wantResult) {
         guard.disarm();
         long end = System.nanoTime(); // one reading times the action and each of its groups
         Map<String, Throwable> failures = null;
@@ -226,7 +284,7 @@ final class Dispatcher {
             g.finish(stats, failure, end);
         }
         if (failures == null) {
-            result.complete(result(groups, startNanos, end));
+            result.complete(wantResult ? result(groups, startNanos, end) : null);
         } else {
             result.completeExceptionally(new RdmaSubmitException(failures));
         }
@@ -260,7 +318,7 @@ final class Dispatcher {
         try {
             for (RdmaAction.Op op : ops) {
                 Route route = route(op.remote(), required);
-                Group g = groupOf(groups, route);
+                Group g = groupOf(groups, route, ops.size());
                 MemorySegment local = op.local();
                 if (!local.scope().isAlive()) {
                     throw new IllegalStateException("the arena of a local segment was closed before submit");
@@ -278,13 +336,13 @@ final class Dispatcher {
         }
     }
 
-    private static Group groupOf(List<Group> groups, Route route) {
+    private static Group groupOf(List<Group> groups, Route route, int maxOps) {
         for (Group g : groups) {
             if (g.transport == route.transport) {
                 return g;
             }
         }
-        Group g = new Group(route.transport, route.rank);
+        Group g = new Group(route.transport, route.rank, maxOps);
         groups.add(g);
         return g;
     }
@@ -302,7 +360,7 @@ final class Dispatcher {
         }
         try {
             LocalMemoryCache.Entry e = cache.acquire(local);
-            g.held.add(e);
+            g.hold(e);
             return e.memory();
         } catch (Exception e) {
             throw new RdmaException(g.transport.name(), "preparing " + local.byteSize() + " bytes of local memory for "

@@ -11,6 +11,7 @@ import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Function;
 
 /**
  * A batch of reads and writes against remote buffers, submitted together.
@@ -137,6 +138,12 @@ public final class RdmaAction {
     /**
      * Runs every queued op, all within {@code timeout}. An empty action succeeds at once.
      *
+     * <p>{@code join()} on the returned future lets the joining thread carry the transfer itself
+     * when the transport offers that (TCP does) and none of the transport's threads has started it
+     * yet: that saves the hand-off to a transport thread and back, as {@link #submitAndWait} does.
+     * An interrupt of that thread during the transfer then fails it, as in {@link #submitAndWait}.
+     * {@code get()} and dependent stages wait as usual.
+     *
      * @param timeout the time all ops together may take, counted from this call
      * @return completes when every op finished; fails with {@link RdmaSubmitException} naming each
      *         failing transport (its per-transport causes are {@link RdmaTimeoutException},
@@ -148,21 +155,7 @@ public final class RdmaAction {
      * @throws IllegalStateException    if the previous submit of this action is still running
      */
     public CompletableFuture<Void> submit(Duration timeout) {
-        Objects.requireNonNull(timeout, "timeout");
-        if (timeout.isNegative()) {
-            throw new IllegalArgumentException("timeout must not be negative: " + timeout);
-        }
-        if (!submitting.compareAndSet(false, true)) {
-            throw new IllegalStateException("this action is currently being submitted");
-        }
-        CompletableFuture<RdmaResult> f;
-        try {
-            f = manager.submit(List.copyOf(ops), required, timeout);
-        } catch (RuntimeException e) {
-            submitting.set(false);
-            throw e;
-        }
-        return linked(f, result -> null);
+        return start(timeout, false, result -> null);
     }
 
     /**
@@ -175,6 +168,10 @@ public final class RdmaAction {
      * @throws IllegalStateException    if the previous submit of this action is still running
      */
     public CompletableFuture<RdmaResult> submitForResult(Duration timeout) {
+        return start(timeout, true, result -> result);
+    }
+
+    private <T> CompletableFuture<T> start(Duration timeout, boolean wantResult, Function<RdmaResult, T> map) {
         Objects.requireNonNull(timeout, "timeout");
         if (timeout.isNegative()) {
             throw new IllegalArgumentException("timeout must not be negative: " + timeout);
@@ -184,19 +181,21 @@ public final class RdmaAction {
         }
         CompletableFuture<RdmaResult> f;
         try {
-            f = manager.submit(List.copyOf(ops), required, timeout);
+            f = manager.submit(ops, required, timeout, wantResult); // read during the call; no op is added while submitting
         } catch (RuntimeException e) {
             submitting.set(false);
             throw e;
         }
-        return linked(f, result -> result);
+        return linked(f, map);
     }
 
     /**
      * A future completing as {@code f} does (mapped), that ends this submit when {@code f} completes,
      * and whose {@code cancel()} cancels {@code f}: the transports then stop and free what they hold.
+     * Its {@code join()} first lets the transports do work nobody started yet on the joining thread
+     * ({@link Dispatcher.ActionFuture#help()}), which saves the hand-off to a transport thread and back.
      */
-    private <T> CompletableFuture<T> linked(CompletableFuture<RdmaResult> f, java.util.function.Function<RdmaResult, T> map) {
+    private <T> CompletableFuture<T> linked(CompletableFuture<RdmaResult> f, Function<RdmaResult, T> map) {
         CompletableFuture<T> out = new CompletableFuture<>() {
             @Override
             public boolean cancel(boolean mayInterruptIfRunning) {
@@ -205,6 +204,14 @@ public final class RdmaAction {
                     f.cancel(mayInterruptIfRunning);
                 }
                 return cancelled;
+            }
+
+            @Override
+            public T join() {
+                if (!isDone() && f instanceof Dispatcher.ActionFuture action && !Thread.currentThread().isInterrupted()) {
+                    action.help();
+                }
+                return super.join();
             }
         };
         f.whenComplete((result, t) -> {
@@ -241,7 +248,7 @@ public final class RdmaAction {
             throw new IllegalStateException("this action is currently being submitted");
         }
         try {
-            return manager.submitAndWait(List.copyOf(ops), required, timeout);
+            return manager.submitAndWait(ops, required, timeout); // read during the call; no op is added while submitting
         } finally {
             submitting.set(false);
         }

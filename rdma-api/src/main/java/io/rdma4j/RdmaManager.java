@@ -325,11 +325,11 @@ public final class RdmaManager implements AutoCloseable {
         return newAction().writeFrom(remote, local).submit(timeout);
     }
 
-    CompletableFuture<RdmaResult> submit(List<RdmaAction.Op> ops, Set<String> required, Duration timeout) {
+    CompletableFuture<RdmaResult> submit(List<RdmaAction.Op> ops, Set<String> required, Duration timeout, boolean wantResult) {
         if (closed.get() && !ops.isEmpty()) {
             return CompletableFuture.failedFuture(closedError());
         }
-        return dispatcher.submit(ops, required, timeout);
+        return dispatcher.submit(ops, required, timeout, wantResult);
     }
 
     RdmaResult submitAndWait(List<RdmaAction.Op> ops, Set<String> required, Duration timeout) {

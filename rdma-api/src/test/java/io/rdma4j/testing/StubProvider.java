@@ -34,7 +34,11 @@ import java.util.function.LongFunction;
 public final class StubProvider implements TransportProvider {
 
     /** What {@link Transport#submit} does. */
-    public enum SubmitMode { COPY, NEVER_COMPLETE, FAIL }
+    public enum SubmitMode {
+        COPY, NEVER_COMPLETE, FAIL,
+        /** Returns a {@link java.util.concurrent.RunnableFuture} that copies only when a thread calls its {@code run()}. */
+        RUN_BY_WAITER
+    }
 
     private static final ConcurrentHashMap<Long, MemorySegment> SEGMENTS = new ConcurrentHashMap<>();
     private static final AtomicLong HANDLES = new AtomicLong();
@@ -48,6 +52,8 @@ public final class StubProvider implements TransportProvider {
     /** Per segment: why this transport cannot serve it ("not applicable"), or {@code null} when it can. */
     public volatile Function<MemorySegment, String> notApplicableTo = segment -> null;
     public volatile SubmitMode submitMode = SubmitMode.COPY;
+    /** In {@link SubmitMode#RUN_BY_WAITER}: the threads that ran submits' copies, in order. */
+    public final List<Thread> ranOn = Collections.synchronizedList(new ArrayList<>());
     /** The future the last {@code submit} returned. */
     public volatile CompletableFuture<Void> lastSubmit;
     /** When set, {@link Transport#decodeContext} throws it (e.g. PEER_UNREACHABLE: this transport declines the token). */
@@ -229,9 +235,17 @@ public final class StubProvider implements TransportProvider {
                     return pending;
                 case FAIL:
                     return CompletableFuture.failedFuture(submitFailure);
+                case RUN_BY_WAITER:
+                    RunByWaiter waiting = new RunByWaiter(ops);
+                    lastSubmit = waiting;
+                    return waiting;
                 default:
                     break;
             }
+            return copyAll(ops);
+        }
+
+        private CompletableFuture<Void> copyAll(List<TransportOp> ops) {
             for (TransportOp op : ops) {
                 long handle = ByteBuffer.wrap(op.remote().context()).getLong();
                 MemorySegment remote = SEGMENTS.get(handle);
@@ -251,6 +265,30 @@ public final class StubProvider implements TransportProvider {
         @Override
         public void close() {
             record("close");
+        }
+
+        /** A submit nobody runs until a thread calls {@link #run()}: then it copies on that thread, once. */
+        private final class RunByWaiter extends CompletableFuture<Void> implements java.util.concurrent.RunnableFuture<Void> {
+            private final List<TransportOp> ops;
+            private final java.util.concurrent.atomic.AtomicBoolean claimed = new java.util.concurrent.atomic.AtomicBoolean();
+
+            RunByWaiter(List<TransportOp> ops) {
+                this.ops = ops;
+            }
+
+            @Override
+            public void run() {
+                if (claimed.compareAndSet(false, true)) {
+                    ranOn.add(Thread.currentThread());
+                    StubTransport.this.copyAll(ops).whenComplete((ok, failure) -> {
+                        if (failure == null) {
+                            complete(null);
+                        } else {
+                            completeExceptionally(failure);
+                        }
+                    });
+                }
+            }
         }
     }
 

@@ -137,6 +137,11 @@ public interface Transport extends AutoCloseable {
      * cancelled it) the transport must no longer write into any local segment of these ops, nor
      * read from it; cancelling the future must stop the work and free what it held.
      *
+     * <p>A future that is also a {@link java.util.concurrent.RunnableFuture} lets a waiting thread
+     * do the work: the manager calls its {@code run()} from a thread about to wait for the ops
+     * (the caller's {@code join()}); {@code run()} does, on that thread, the work none of the
+     * transport's threads has started, completing the future, and otherwise returns at once.
+     *
      * <p>Sizes were checked by the manager: each op moves exactly {@code local().byteSize()}
      * bytes, and the remote range lies within the token's range. Local segments are native,
      * shared and alive at submission.
