@@ -4,6 +4,8 @@ import java.nio.channels.ClosedChannelException;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.RunnableFuture;
+import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * The future of one submit, and what stops its transfers: the connections its workers are
@@ -15,15 +17,57 @@ import java.util.concurrent.ConcurrentHashMap;
  * not wait for it to leave the system call, so {@code abort()} waits for every exchange to end
  * (each ends promptly: its connection is closed under it).
  *
+ * <p>Its ops run on whichever thread {@linkplain #claim() claims} them first: the pool thread the
+ * transport starts for them, or a thread that waits for the future and {@linkplain #run() runs}
+ * them itself.
+ *
  * <p>Workers bracket each exchange with {@link #enter} and {@link #exit}; a connection that was
  * inside an exchange when the submit was aborted is closed, so its worker discards it.
  */
-final class TcpSubmission extends CompletableFuture<Void> {
+final class TcpSubmission extends CompletableFuture<Void> implements RunnableFuture<Void> {
 
     private static final long RECHECK_MILLIS = 10;
 
+    /** What runs the submit's ops on the calling thread and then completes the future. */
+    @FunctionalInterface
+    interface Work {
+        void run(TcpSubmission submission);
+    }
+
     private final Set<TcpConnection> exchanging = ConcurrentHashMap.newKeySet();
+    private final Work work;
+    private final AtomicReference<Thread> runner = new AtomicReference<>();
     private volatile boolean aborted;
+
+    TcpSubmission(Work work) {
+        this.work = work;
+    }
+
+    /**
+     * Takes the submit's ops for the calling thread: true for the first thread that asks, which
+     * must then run them; false for every other.
+     */
+    boolean claim() {
+        return runner.compareAndSet(null, Thread.currentThread());
+    }
+
+    /** Whether {@code thread} claimed the ops. */
+    boolean claimedBy(Thread thread) {
+        return runner.get() == thread;
+    }
+
+    /**
+     * Runs the submit's ops on the calling thread and completes this future, unless another
+     * thread claimed them first (or the future is done): then returns at once, without waiting for
+     * that thread. A thread about to wait for the future calls it (the manager's {@code join()}
+     * does), so that a transfer nobody started yet needs no hand-off to a pool thread and back.
+     */
+    @Override
+    public void run() {
+        if (!isDone() && claim()) {
+            work.run(this);
+        }
+    }
 
     /**
      * Registers an exchange about to start on {@code connection}.

@@ -139,6 +139,12 @@ final class TcpTransport implements Transport {
     public void release(long bufferId) {
     }
 
+    /**
+     * Hands the ops to a pool thread and returns their future. The future is a
+     * {@link java.util.concurrent.RunnableFuture}: a thread that is about to wait for it and calls
+     * {@code run()} first (the manager's {@code join()} does) runs the ops itself when the pool
+     * thread has not started them yet, which saves waking that thread and being woken by it.
+     */
     @Override
     public CompletableFuture<Void> submit(List<TransportOp> ops, Deadline deadline) {
         Objects.requireNonNull(deadline, "deadline");
@@ -150,7 +156,7 @@ final class TcpTransport implements Transport {
             return CompletableFuture.completedFuture(null);
         }
         Duration budget = deadline.remaining();
-        TcpSubmission result = new TcpSubmission();
+        TcpSubmission result = new TcpSubmission(s -> runHere(batch, deadline, budget, s));
         inFlight.add(result);
         if (closing) { // close() may have missed it: it reads inFlight after setting closing
             inFlight.remove(result);
@@ -158,11 +164,16 @@ final class TcpTransport implements Transport {
             return result;
         }
         try {
-            threads.start("rdma4j-tcp-submit-" + submitSeq.incrementAndGet(), () -> runBatch(batch, deadline, budget, result),
-                    failure -> {
-                        inFlight.remove(result);
-                        result.finish(failure == null ? null : asTransportFailure(failure));
-                    });
+            threads.start("rdma4j-tcp-submit-" + submitSeq.incrementAndGet(), () -> {
+                if (result.claim()) {
+                    runBatch(batch, deadline, budget, result);
+                }
+            }, failure -> {
+                if (result.claimedBy(Thread.currentThread())) {
+                    inFlight.remove(result);
+                    result.finish(failure == null ? null : asTransportFailure(failure));
+                }
+            });
         } catch (RuntimeException | OutOfMemoryError e) {
             inFlight.remove(result);
             result.completeExceptionally(new TransportException(Kind.INTERNAL, "cannot start a tcp transfer thread: " + e, e));
@@ -185,28 +196,35 @@ final class TcpTransport implements Transport {
             return;
         }
         Duration budget = deadline.remaining();
-        TcpSubmission result = new TcpSubmission();
+        TcpSubmission result = new TcpSubmission(s -> runHere(batch, deadline, budget, s));
         inFlight.add(result);
-        try {
-            if (closing) {
-                throw closedError();
-            }
-            runBatch(batch, deadline, budget, result);
-            if (result.isAborted()) {
-                throw closedError(); // only close() aborts it: this future is nobody else's
-            }
-            result.complete(null);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            result.completeExceptionally(new TransportException(Kind.INTERNAL, "interrupted during a tcp transfer", e));
-        } catch (Throwable t) {
-            result.completeExceptionally(asTransportFailure(t));
-        } finally {
+        if (closing) {
             inFlight.remove(result);
+            throw closedError();
+        }
+        result.run(); // nobody else knows this future: the ops run here
+        if (!result.isDone()) {
+            throw closedError(); // only close() aborts it, and completes it once the exchanges ended
         }
         if (result.isCompletedExceptionally()) {
             throw (TransportException) result.exceptionNow(); // close() may have completed it first
         }
+    }
+
+    /** Runs a submit's ops on the calling thread, which claimed them, and completes its future. */
+    private void runHere(List<TransportOp> batch, Deadline deadline, Duration budget, TcpSubmission submission) {
+        TransportException failure = null;
+        try {
+            runBatch(batch, deadline, budget, submission);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            failure = new TransportException(Kind.INTERNAL, "interrupted during a tcp transfer", e);
+        } catch (Throwable t) {
+            failure = asTransportFailure(t);
+        } finally {
+            inFlight.remove(submission);
+        }
+        submission.finish(failure);
     }
 
     private TransportException asTransportFailure(Throwable failure) {

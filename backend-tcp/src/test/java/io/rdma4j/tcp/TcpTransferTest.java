@@ -51,6 +51,29 @@ class TcpTransferTest {
     }
 
     @Nested
+    class ThroughJoin {
+
+        /** join() may carry the transfer on the joining thread, or find a pool thread already on it: the bytes are the same. */
+        @ParameterizedTest(name = "{0} bytes, parallelism {1}")
+        @org.junit.jupiter.params.provider.CsvSource({"8, 1", "65536, 1", "3145733, 1", "3145733, 3"})
+        void submitJoin_writeThenRead_movesExactBytesEveryTime(long size, int parallelism) {
+            RdmaManager owner = closing(TcpTesting.manager());
+            RdmaManager peer = closing(TcpTesting.manager("rdma.tcp.parallelism", Integer.toString(parallelism)));
+            RdmaBuffer buffer = allocate(owner, size);
+            for (int round = 0; round < 20; round++) {
+                MemorySegment source = pattern(size, size * 31 + round);
+                MemorySegment back = arena.allocate(size, 8);
+
+                peer.newAction().writeFrom(buffer.remote(), source).submit(TRANSFER_TIMEOUT).join();
+                peer.newAction().readInto(buffer.remote(), back).submit(TRANSFER_TIMEOUT).join();
+
+                assertEquals(-1, Patterns.mismatch(source, buffer.segment(), size), "owner's memory differs, round " + round);
+                assertEquals(-1, Patterns.mismatch(source, back, size), "read-back differs, round " + round);
+            }
+        }
+    }
+
+    @Nested
     class OnTheCallingThread {
 
         @ParameterizedTest(name = "{0} bytes, parallelism {1}")
