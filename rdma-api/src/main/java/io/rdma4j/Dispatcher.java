@@ -53,6 +53,14 @@ final class Dispatcher {
     private final Cache<RdmaRemoteBuffer, Route> routes;
     private final ManagerStats stats;
     private final RouteLog routeLog;
+    /**
+     * The token of the last op routed from the cache, and its route: ops on one token in a row,
+     * the common case, skip the cache lookup (and its read recording). Holds that one token strongly.
+     */
+    private volatile LastRoute lastRoute;
+
+    private record LastRoute(RdmaRemoteBuffer token, Route route) {
+    }
 
     /** Where ops on one token go: the transport and its rank, its view of the token, its decoded context. */
     private record Route(OpenTransport transport, int rank, RemoteBufferRef ref, Object decoded) {
@@ -373,8 +381,12 @@ final class Dispatcher {
      * afresh, and not cached, when the cached one is not among {@code required}.
      */
     private Route route(RdmaRemoteBuffer remote, Set<String> required) {
-        Route r = routes.getIfPresent(remote);
+        LastRoute last = lastRoute;
+        Route r = last != null && last.token == remote ? last.route : routes.getIfPresent(remote);
         if (r != null && (required == null || required.contains(r.transport.name()))) {
+            if (last == null || last.token != remote) {
+                lastRoute = new LastRoute(remote, r);
+            }
             return r;
         }
         Map<String, String> declined = new LinkedHashMap<>(0);

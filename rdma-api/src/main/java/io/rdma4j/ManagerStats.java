@@ -19,7 +19,8 @@ final class ManagerStats {
 
     /** The counters of one op type on one transport. */
     private static final class Cell {
-        final LongAdder ops = new LongAdder();
+        /** Ops beyond the first of each group: a group of one op, the common case, adds nothing here. */
+        final LongAdder extraOps = new LongAdder();
         final LongAdder bytes = new LongAdder();
         final LongAdder errors = new LongAdder();
         final LongAdder groups = new LongAdder();
@@ -72,7 +73,9 @@ final class ManagerStats {
         if (ops == 0) {
             return;
         }
-        c.ops.add(ops);
+        if (ops > 1) {
+            c.extraOps.add(ops - 1);
+        }
         c.bytes.add(bytes);
         if (failed) {
             c.errors.add(ops);
@@ -91,7 +94,7 @@ final class ManagerStats {
                 if (groups == 0) {
                     continue;
                 }
-                ops.add(new RdmaStats.OpStats(transports.get(t), type, c.ops.sum(), c.bytes.sum(), c.errors.sum(), groups,
+                ops.add(new RdmaStats.OpStats(transports.get(t), type, groups + c.extraOps.sum(), c.bytes.sum(), c.errors.sum(), groups,
                         Duration.ofNanos(c.nanos.sum() / groups), Duration.ofNanos(c.maxNanos.get())));
             }
         }

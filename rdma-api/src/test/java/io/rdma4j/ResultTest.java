@@ -55,6 +55,21 @@ class ResultTest {
     }
 
     @Test
+    void submits_alternatingBetweenTokensOfTwoTransports_eachGoToItsTokensTransport() {
+        RdmaManager fastOwner = managers.start(new StubProvider("fast", 200));
+        RdmaManager slowOwner = managers.start(new StubProvider("slow", 100));
+        RdmaManager holder = managers.start(new StubProvider("fast", 200), new StubProvider("slow", 100));
+        RdmaRemoteBuffer onSlow = slowOwner.register(arena.allocate(8)).join();
+        RdmaRemoteBuffer onFast = fastOwner.register(arena.allocate(8)).join();
+
+        for (int i = 0; i < 4; i++) {
+            assertEquals(List.of("slow"), holder.newAction().readInto(onSlow, arena.allocate(8)).submitAndWait(TIMEOUT).transports());
+            assertEquals(List.of("slow"), holder.newAction().readInto(onSlow, arena.allocate(8)).submitAndWait(TIMEOUT).transports());
+            assertEquals(List.of("fast"), holder.newAction().readInto(onFast, arena.allocate(8)).submitAndWait(TIMEOUT).transports());
+        }
+    }
+
+    @Test
     void submitAndWait_returnsTheResult() {
         RdmaManager m = managers.start(new StubProvider("stub", 1));
         RdmaRemoteBuffer remote = m.register(arena.allocate(64)).join();
