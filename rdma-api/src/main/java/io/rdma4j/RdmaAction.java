@@ -228,8 +228,9 @@ public final class RdmaAction {
     /**
      * Runs every queued op, all within {@code timeout}, and returns when they are done. When all
      * ops go to one transport, the transfer runs on the calling thread, which saves the two thread
-     * hand-offs of {@link #submit} (on loopback TCP an 8-byte read takes about half as long): use it
-     * from threads that may block, such as virtual threads.
+     * hand-offs of an asynchronous transfer (on loopback TCP, {@code submit(timeout).join()} saves
+     * them too, and both take about as long as a plain socket round trip): use it from threads that
+     * may block, such as virtual threads.
      *
      * @param timeout the time all ops together may take, counted from this call
      * @return what the action did: the transports used, the ops run, the bytes moved, the time taken

@@ -7,7 +7,8 @@
  *  requesting manager (peer A)                          owning manager (peer B)
  *  ---------------------------                          -----------------------
  *  caller: backend.submit(ops, deadline)
- *    | returns a future at once
+ *    | returns a future at once; the ops run on the first thread to claim them: the pool thread
+ *    | started for them, or the caller itself when it waits (the manager's join() runs the future)
  *    v
  *  [rdma4j-tcp-submit-N]  ops one after another          [rdma4j-tcp-accept-PORT]
  *    | per op: chunks of maxChunkMiB                        | accept()
