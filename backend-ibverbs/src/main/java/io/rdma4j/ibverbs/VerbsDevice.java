@@ -8,6 +8,7 @@ import io.rdma4j.ibverbs.ffi.Ibv;
 import io.rdma4j.ibverbs.ffi.PortAttributes;
 import io.rdma4j.ibverbs.ffi.ProtectionDomain;
 import io.rdma4j.ibverbs.ffi.VerbsContext;
+import io.rdma4j.ibverbs.ffi.Wakeup;
 import io.rdma4j.ibverbs.ffi.WorkCompletions;
 
 import java.io.IOException;
@@ -26,7 +27,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * One opened RDMA device as the transport uses it: its context, one protection domain, one
  * completion channel and one completion queue shared by all its queue pairs, and the one poller
  * thread that serves that queue. The poller spins for the configured busy-poll time on an empty
- * queue, then arms it and sleeps on the completion channel, so an idle device costs no CPU.
+ * queue, then arms it and sleeps on the completion channel without a timeout, so an idle device
+ * costs no CPU; {@link #close} wakes it through a {@link Wakeup}.
  *
  * <p>Thread-safe. {@link #close} stops the poller, then closes the context, which frees every
  * queue pair, memory region and queue created from it.
@@ -37,7 +39,6 @@ final class VerbsDevice implements AutoCloseable {
     static final int PORT = 1;
     /** Completions taken per {@code ibv_poll_cq}. */
     static final int POLL_BATCH = 64;
-    private static final int PARK_MILLIS = 100;
     private static final System.Logger LOG = System.getLogger(VerbsDevice.class.getName());
 
     final VerbsContext context;
@@ -60,6 +61,11 @@ final class VerbsDevice implements AutoCloseable {
     private volatile boolean closing;
     /** Work completions the poller took off the queue; written by the poller only. */
     private volatile long completions;
+    /** Times the poller came back from sleeping on the completion channel; written by the poller only. */
+    private volatile long wakeups;
+    /** Whether the poller sleeps on the completion channel (or is about to). */
+    private volatile boolean parked;
+    private final Wakeup wakeup;
 
     private VerbsDevice(VerbsContext context, PortAttributes port, int cqEntries, long busyPollNanos) {
         this.context = context;
@@ -73,6 +79,7 @@ final class VerbsDevice implements AutoCloseable {
         this.channel = context.createCompletionChannel();
         this.cq = context.createCompletionQueue(Math.min(cqEntries, attributes.maxCqe()), channel);
         this.cqRoom = new AtomicInteger(cq.entries());
+        this.wakeup = Wakeup.create();        // last: a failure above leaves nothing but what closing the context frees
         this.poller = Thread.ofPlatform().daemon().name("rdma4j-verbs-poller-" + name).unstarted(this::poll);
     }
 
@@ -215,7 +222,10 @@ final class VerbsDevice implements AutoCloseable {
                     idleSince = 0;
                     continue;
                 }
-                channel.awaitEvent(PARK_MILLIS);
+                parked = true;
+                channel.awaitEvent(-1, wakeup);     // no timeout: a completion or close() ends it
+                parked = false;
+                wakeups++;
                 idleSince = 0;
             }
         } catch (RuntimeException | Error e) {
@@ -224,6 +234,24 @@ final class VerbsDevice implements AutoCloseable {
                 failAll("the completion poller of " + name + " failed: " + e);
             }
         }
+    }
+
+    /**
+     * Times the poller woke from the completion channel so far: one per completion event (or
+     * close). Stays still while the device is idle: the poller sleeps without a timeout.
+     */
+    long wakeups() {
+        return wakeups;
+    }
+
+    /** Whether the poller sleeps on the completion channel now (or is about to). */
+    boolean isParked() {
+        return parked;
+    }
+
+    /** The poller thread's stack now (for tests: where it sleeps). */
+    StackTraceElement[] pollerStack() {
+        return poller.getStackTrace();
     }
 
     /** Work completions taken off this device's queue so far (for tests and diagnostics). */
@@ -263,17 +291,23 @@ final class VerbsDevice implements AutoCloseable {
         }
     }
 
-    /** Stops the poller (within about {@value #PARK_MILLIS} ms), fails what is still in flight, closes the device. Idempotent. */
+    /** Stops the poller (wakes it if parked), fails what is still in flight, closes the device. Idempotent. */
     @Override
     public void close() {
         if (closing) {
             return;
         }
         closing = true;
+        wakeup.signal();
         try {
             poller.join(TimeUnit.SECONDS.toMillis(5));
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
+        }
+        if (poller.isAlive()) {
+            LOG.log(System.Logger.Level.WARNING, "the completion poller of {0} did not stop within 5 s", name);
+        } else {
+            wakeup.close();
         }
         context.close();
         failAll("the ibverbs transport closed");

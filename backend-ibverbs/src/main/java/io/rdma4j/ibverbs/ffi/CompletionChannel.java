@@ -60,18 +60,54 @@ public final class CompletionChannel implements AutoCloseable {
         if (timeoutMillis < 0) {
             throw new IllegalArgumentException("timeout must not be negative: " + timeoutMillis);
         }
+        return await(timeoutMillis, null);
+    }
+
+    /**
+     * Like {@link #awaitEvent(int)}, but may wait without end, and returns early (empty) when
+     * {@code wakeup} is {@linkplain Wakeup#signal signalled}, before or during the wait; the
+     * signal is then taken back. A thread parked here uses no CPU.
+     *
+     * @param timeoutMillis how long to wait; -1 for as long as it takes, 0 checks without waiting
+     * @param wakeup        what another thread signals to end the wait
+     * @return the completion queue that got a completion, or empty when woken, when the time ran
+     *         out, or when a signal interrupted the wait
+     * @throws IllegalArgumentException if {@code timeoutMillis} is below -1
+     * @throws IbverbsException if {@code poll} or {@code ibv_get_cq_event} fails
+     * @throws IllegalStateException if this channel or {@code wakeup} is closed
+     */
+    public Optional<CompletionQueue> awaitEvent(int timeoutMillis, Wakeup wakeup) {
+        if (timeoutMillis < -1) {
+            throw new IllegalArgumentException("timeout must be -1 (none) or more: " + timeoutMillis);
+        }
+        return await(timeoutMillis, java.util.Objects.requireNonNull(wakeup, "wakeup"));
+    }
+
+    private Optional<CompletionQueue> await(int timeoutMillis, Wakeup wakeup) {
         Calls.checkOpen(closed.get(), "completion channel");
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment state = arena.allocate(IbvFunctions.CAPTURE_STATE);
-            MemorySegment pollfd = arena.allocate(8, 4);    // struct pollfd { int fd; short events; short revents; }
+            long count = wakeup == null ? 1 : 2;
+            MemorySegment pollfd = arena.allocate(8 * count, 4);    // struct pollfd { int fd; short events; short revents; }
             pollfd.set(JAVA_INT, 0, fd);
             pollfd.set(JAVA_SHORT, 4, POLLIN);
-            int ready = (int) IbvFunctions.POLL.invokeExact(state, pollfd, 1L, timeoutMillis);
+            if (wakeup != null) {
+                wakeup.checkOpen();
+                pollfd.set(JAVA_INT, 8, wakeup.fileDescriptor());
+                pollfd.set(JAVA_SHORT, 12, POLLIN);
+            }
+            int ready = (int) IbvFunctions.POLL.invokeExact(state, pollfd, count, timeoutMillis);
             if (ready == 0 || (ready < 0 && IbvFunctions.errno(state) == 4)) {     // timeout, EINTR
                 return Optional.empty();
             }
             if (ready < 0) {
                 throw IbverbsException.failed("poll", IbvFunctions.errno(state), "waiting on the completion channel");
+            }
+            if (wakeup != null && pollfd.get(JAVA_SHORT, 14) != 0) {
+                wakeup.drain();
+            }
+            if (pollfd.get(JAVA_SHORT, 6) == 0) {
+                return Optional.empty();        // only the wakeup
             }
             MemorySegment cq = arena.allocate(ADDRESS);
             MemorySegment cqContext = arena.allocate(ADDRESS);

@@ -118,6 +118,14 @@ final class IbvFunctions {
 
     // libc: int poll(struct pollfd *fds, nfds_t nfds, int timeout);
     static final MethodHandle POLL = libcErrno("poll", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG, JAVA_INT));
+    // libc: int eventfd(unsigned int initval, int flags);
+    static final MethodHandle EVENTFD = libcErrno("eventfd", FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT));
+    // libc: ssize_t write(int fd, const void *buf, size_t count);
+    static final MethodHandle WRITE = libcErrno("write", FunctionDescriptor.of(JAVA_LONG, JAVA_INT, ADDRESS, JAVA_LONG));
+    // libc: ssize_t read(int fd, void *buf, size_t count);
+    static final MethodHandle READ = libcErrno("read", FunctionDescriptor.of(JAVA_LONG, JAVA_INT, ADDRESS, JAVA_LONG));
+    // libc: int close(int fd);
+    static final MethodHandle CLOSE = libcErrno("close", FunctionDescriptor.of(JAVA_INT, JAVA_INT));
 
     /** The errno a call with {@link #CAPTURE_STATE} left in {@code state}. */
     static int errno(MemorySegment state) {
