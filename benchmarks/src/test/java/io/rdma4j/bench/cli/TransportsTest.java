@@ -51,6 +51,8 @@ class TransportsTest {
         assertEquals("(empty)", Transports.display(""));
         assertEquals("30s", Transports.display(Duration.ofSeconds(30)));
         assertEquals("500ms", Transports.display(Duration.ofMillis(500)));
+        assertEquals("50us", Transports.display(Duration.ofNanos(50_000)));
+        assertEquals("1500ns", Transports.display(Duration.ofNanos(1_500)));
         assertEquals("64", Transports.display(64));
     }
 }
