@@ -29,8 +29,9 @@ import java.util.concurrent.atomic.AtomicReferenceArray;
  * control channel (QP number, PSN, GID, LID, MTU; both sides INIT, RTR, RTS) within
  * {@code rdma.qpInitTimeout}; and the passive side of that handshake.
  *
- * <p>A failed handshake is remembered for its (local device, peer, peer device) and reported to
- * every later caller, on every slot, instead of being retried. A queue pair that went to ERROR is
+ * <p>A failed handshake is remembered for its (local device, peer incarnation, peer device) and
+ * reported to every later caller, on every slot, instead of being retried; an owner restarted on
+ * the same endpoint has a new incarnation and gets a new handshake. A queue pair that went to ERROR is
  * replaced by a new one on its slot for later ops; the old one is destroyed once its outstanding
  * work requests have drained ({@link VerbsConnection}).
  *
@@ -72,8 +73,8 @@ final class VerbsPeers implements AutoCloseable {
      * The first of {@code count} consecutive slots (modulo {@code qpsPerPeer}) an op to this peer
      * should use: successive calls rotate, so that small ops spread over the queue pairs too.
      */
-    int firstSlot(VerbsDevice local, Endpoint owner, String peerDevice, int count) {
-        return group(local, owner, peerDevice).next.getAndAdd(count) & Integer.MAX_VALUE;
+    int firstSlot(VerbsDevice local, Endpoint owner, String incarnation, String peerDevice, int count) {
+        return group(local, owner, incarnation, peerDevice).next.getAndAdd(count) & Integer.MAX_VALUE;
     }
 
     /**
@@ -82,8 +83,9 @@ final class VerbsPeers implements AutoCloseable {
      * broke. Completes exceptionally with a {@link TransportException} when the handshake failed,
      * now or earlier.
      */
-    CompletableFuture<VerbsConnection> connection(VerbsDevice local, Endpoint owner, String peerDevice, int slot) {
-        Group g = group(local, owner, peerDevice);
+    CompletableFuture<VerbsConnection> connection(VerbsDevice local, Endpoint owner, String incarnation, String peerDevice,
+                                                  int slot) {
+        Group g = group(local, owner, incarnation, peerDevice);
         int i = slot % tuning.qpsPerPeer();
         CompletableFuture<VerbsConnection> f = g.slots.get(i);
         if (g.failedHandshake == null && f != null && !isBroken(f)) {
@@ -109,8 +111,13 @@ final class VerbsPeers implements AutoCloseable {
         }
     }
 
-    private Group group(VerbsDevice local, Endpoint owner, String peerDevice) {
-        return groups.computeIfAbsent(local.name + "/" + owner + "/" + peerDevice, k -> new Group(tuning.qpsPerPeer()));
+    /**
+     * The slots towards one owner incarnation: an owner restarted on the same endpoint is a new
+     * peer, so a handshake that failed with its predecessor is not held against it.
+     */
+    private Group group(VerbsDevice local, Endpoint owner, String incarnation, String peerDevice) {
+        return groups.computeIfAbsent(local.name + "/" + owner + "/" + incarnation + "/" + peerDevice,
+                k -> new Group(tuning.qpsPerPeer()));
     }
 
     private static boolean isBroken(CompletableFuture<VerbsConnection> f) {

@@ -233,14 +233,15 @@ final class VerbsTransport implements Transport {
         int laneCount = routes.size() * tuning.qpsPerPeer();
         int stripes = Stripes.count(length, laneCount, tuning.minStripeBytes());
         Route first = routes.getFirst();
-        int firstLane = peers.firstSlot(first.local(), owner, first.remote().device(), stripes);
+        int firstLane = peers.firstSlot(first.local(), owner, op.remote().incarnation(), first.remote().device(), stripes);
         Route[] via = new Route[stripes];
         @SuppressWarnings("unchecked")
         CompletableFuture<VerbsConnection>[] lanes = new CompletableFuture[stripes];
         for (int i = 0; i < stripes; i++) {
             int lane = Math.floorMod(firstLane + i, laneCount);
             via[i] = routes.get(lane % routes.size());
-            lanes[i] = peers.connection(via[i].local(), owner, via[i].remote().device(), lane / routes.size());
+            lanes[i] = peers.connection(via[i].local(), owner, op.remote().incarnation(), via[i].remote().device(),
+                    lane / routes.size());
         }
         CompletableFuture<Void> checked = checked(op.remote(), r);
         return CompletableFuture.allOf(CompletableFuture.allOf(lanes), checked).handle((ok, t) -> {

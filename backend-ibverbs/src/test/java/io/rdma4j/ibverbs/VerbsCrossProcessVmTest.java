@@ -23,6 +23,8 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
 import java.io.IOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
 import java.lang.foreign.MemorySegment;
 import java.time.Duration;
 import java.util.HexFormat;
@@ -203,6 +205,37 @@ class VerbsCrossProcessVmTest {
 
         assertInstanceOf(RdmaTimeoutException.class, t, () -> String.valueOf(t));
         assertTrue(t.getMessage().contains("handshake"), t.getMessage());
+    }
+
+    @Test
+    void handshakeFailureWithAnOwner_isNotHeldAgainstItsSuccessorOnTheSameEndpoint() throws Exception {
+        RdmaManager holder = holder("rdma.qpInitTimeout=2s");
+        MemorySegment local = managers.arena().allocate(4096, 8);
+        int port = freePort();
+        String firstOwner;
+        try (PeerJvm first = startPeer("rdma.ibverbs.target=nic:rxe1", "rdma.controlPort=" + port)) {
+            RdmaRemoteBuffer old = alloc(first, 4096, 16);
+            firstOwner = String.valueOf(old.owner());
+            signal("STOP", first.process());
+            Throwable t = failure(holder.read(old, local, TIMEOUT));
+            assertInstanceOf(RdmaTimeoutException.class, t, () -> String.valueOf(t));
+            first.process().destroyForcibly().waitFor();   // a stopped process dies on SIGKILL
+        }
+        try (PeerJvm second = startPeer("rdma.ibverbs.target=nic:rxe1", "rdma.controlPort=" + port)) {
+            RdmaRemoteBuffer fresh = alloc(second, 4096, 17);
+            assertEquals(firstOwner, String.valueOf(fresh.owner()), "the successor listens on the same endpoint");
+
+            RdmaResult result = holder.newAction().readInto(fresh, local).submitForResult(TIMEOUT).join();
+
+            assertEquals(List.of(IbverbsTransportProvider.NAME), result.transports());
+            assertEquals(-1, DataPattern.mismatch(local, 17));
+        }
+    }
+
+    private static int freePort() throws IOException {
+        try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            return s.getLocalPort();
+        }
     }
 
     @Test
