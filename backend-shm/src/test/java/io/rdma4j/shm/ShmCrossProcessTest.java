@@ -3,6 +3,7 @@ package io.rdma4j.shm;
 import io.rdma4j.PeerUnreachableException;
 import io.rdma4j.RdmaManager;
 import io.rdma4j.RdmaRemoteBuffer;
+import io.rdma4j.RdmaResult;
 import io.rdma4j.RdmaTimeoutException;
 import io.rdma4j.RemoteAccessException;
 import io.rdma4j.spi.TransportProvider;
@@ -10,10 +11,16 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
+import java.io.File;
+import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.List;
 import java.util.ServiceLoader;
 import java.util.concurrent.CompletableFuture;
@@ -23,10 +30,12 @@ import java.util.logging.Handler;
 import java.util.logging.Level;
 import java.util.logging.LogRecord;
 import java.util.logging.Logger;
+import java.util.stream.Stream;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /** A second JVM on this host owns the buffer; this JVM holds the token and copies. */
 class ShmCrossProcessTest {
@@ -173,24 +182,8 @@ class ShmCrossProcessTest {
 
     @Test
     void permissionRefused_holderFallsBackToTcp_andLogsTheReasonOnceAtInfo() throws Exception {
-        List<LogRecord> records = new ArrayList<>();
-        Logger jul = Logger.getLogger(ShmHolder.class.getName());
-        Handler capture = new Handler() {
-            @Override
-            public synchronized void publish(LogRecord r) {
-                records.add(r);
-            }
-
-            @Override
-            public void flush() {
-            }
-
-            @Override
-            public void close() {
-            }
-        };
-        jul.addHandler(capture);
-        try (ShmPeerProcess owner = ShmPeerProcess.start("size=4096", "transports=shm,tcp", "rdma.shm.skipPtracer=true");
+        try (FallbackLog log = new FallbackLog();
+             ShmPeerProcess owner = ShmPeerProcess.start("size=4096", "transports=shm,tcp", "rdma.shm.skipPtracer=true");
              RdmaManager holder = holder("shm", "tcp");
              Arena arena = Arena.ofShared()) {
             assertEquals("OK", owner.command("fill 5"));
@@ -200,16 +193,92 @@ class ShmCrossProcessTest {
             holder.read(owner.token(), local, TIMEOUT).join();
 
             assertEquals(-1, Patterns.mismatch(local, 5));
-            List<LogRecord> fallbacks;
-            synchronized (capture) {
-                fallbacks = records.stream().filter(r -> r.getLevel() == Level.INFO
-                        && r.getMessage().contains("falling back")).toList();
-            }
-            assertEquals(1, fallbacks.size(), records.toString());
-            String text = String.valueOf(fallbacks.getFirst().getParameters()[2]);
-            assertTrue(text.contains("rdma.shm.skipPtracer"), text);
+            String reason = log.onlyReason();
+            assertTrue(reason.contains("rdma.shm.skipPtracer"), reason);
+        }
+    }
+
+    @Test
+    void ownerRunningAsAnotherUser_holderFallsBackToTcp_namingTheUser() throws Exception {
+        assumeTrue(isRootWithSetpriv(), "needs root and setpriv(1) to start the owner as user nobody (65534)");
+        Path classPath = Files.createTempDirectory("shm-other-user-");
+        try (FallbackLog log = new FallbackLog();
+             ShmPeerProcess owner = ShmPeerProcess.startAs(
+                     List.of("setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"), readableCopy(classPath),
+                     "size=4096", "transports=shm,tcp");
+             RdmaManager holder = holder("shm", "tcp");
+             Arena arena = Arena.ofShared()) {
+            assertEquals("OK", owner.command("fill 9"));
+            MemorySegment local = arena.allocate(4096);
+
+            RdmaResult result = holder.newAction().readInto(owner.token(), local).submitForResult(TIMEOUT).join();
+
+            assertEquals(List.of("tcp"), result.transports());
+            assertEquals(-1, Patterns.mismatch(local, 9));
+            String reason = log.onlyReason();
+            assertTrue(reason.contains("different user (uid 65534, here 0)"), reason);
         } finally {
-            jul.removeHandler(capture);
+            try (Stream<Path> files = Files.walk(classPath)) {
+                files.sorted(Comparator.reverseOrder()).forEach(f -> f.toFile().delete());
+            }
+        }
+    }
+
+    private static boolean isRootWithSetpriv() throws IOException {
+        int uid = (Integer) Files.getAttribute(Path.of("/proc/self"), "unix:uid");
+        return uid == 0 && Stream.of(System.getenv("PATH").split(":")).anyMatch(d -> Files.isExecutable(Path.of(d, "setpriv")));
+    }
+
+    /**
+     * This JVM's class path, readable by any user: jars (in root's private Maven repository) are
+     * copied into {@code dir}; directories are kept where they are.
+     */
+    private static String readableCopy(Path dir) throws IOException {
+        List<String> entries = new ArrayList<>();
+        int n = 0;
+        for (String entry : System.getProperty("java.class.path").split(File.pathSeparator)) {
+            Path p = Path.of(entry);
+            if (Files.isRegularFile(p)) {
+                Path copy = dir.resolve(n++ + "-" + p.getFileName());
+                Files.copy(p, copy);
+                Files.setPosixFilePermissions(copy, PosixFilePermissions.fromString("rw-r--r--"));
+                p = copy;
+            }
+            entries.add(p.toString());
+        }
+        Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwxr-xr-x"));
+        return String.join(File.pathSeparator, entries);
+    }
+
+    /** The shm holder's INFO lines "falling back" while it is open. */
+    private static final class FallbackLog extends Handler implements AutoCloseable {
+        private final Logger jul = Logger.getLogger(ShmHolder.class.getName());
+        private final List<LogRecord> records = new ArrayList<>();
+
+        FallbackLog() {
+            jul.addHandler(this);
+        }
+
+        @Override
+        public synchronized void publish(LogRecord r) {
+            records.add(r);
+        }
+
+        /** The reason of the one fallback line logged; fails unless exactly one was. */
+        synchronized String onlyReason() {
+            List<LogRecord> fallbacks = records.stream()
+                    .filter(r -> r.getLevel() == Level.INFO && r.getMessage().contains("falling back")).toList();
+            assertEquals(1, fallbacks.size(), records.toString());
+            return String.valueOf(fallbacks.getFirst().getParameters()[2]);
+        }
+
+        @Override
+        public void flush() {
+        }
+
+        @Override
+        public void close() {
+            jul.removeHandler(this);
         }
     }
 

@@ -26,7 +26,16 @@ final class ShmPeerProcess implements AutoCloseable {
     }
 
     static ShmPeerProcess start(String... args) throws IOException, InterruptedException {
-        PeerJvm jvm = PeerJvm.start(ShmPeerMain.class, List.of("--enable-native-access=ALL-UNNAMED"), SAFETY, args);
+        return start(PeerJvm.start(ShmPeerMain.class, List.of("--enable-native-access=ALL-UNNAMED"), SAFETY, args));
+    }
+
+    /** A peer behind a command prefix, on its own class path (e.g. {@code setpriv} to another user). */
+    static ShmPeerProcess startAs(List<String> prefix, String classPath, String... args) throws IOException, InterruptedException {
+        return start(PeerJvm.start(prefix, classPath, ShmPeerMain.class, List.of("--enable-native-access=ALL-UNNAMED"), SAFETY,
+                args));
+    }
+
+    private static ShmPeerProcess start(PeerJvm jvm) {
         try {
             return new ShmPeerProcess(jvm);
         } catch (RuntimeException e) {

@@ -73,11 +73,22 @@ public final class PeerJvm implements AutoCloseable {
      */
     public static PeerJvm start(List<String> prefix, Class<?> mainClass, List<String> jvmFlags, Duration answerWithin,
                                 String... args) throws IOException, InterruptedException {
+        return start(prefix, System.getProperty("java.class.path"), mainClass, jvmFlags, answerWithin, args);
+    }
+
+    /**
+     * Starts {@code mainClass} on {@code classPath} (instead of this JVM's) behind a command prefix and
+     * waits for its greeting line; e.g. a peer running as another user, who cannot read this one's files.
+     *
+     * @see #start(Class, List, Duration, String...)
+     */
+    public static PeerJvm start(List<String> prefix, String classPath, Class<?> mainClass, List<String> jvmFlags,
+                                Duration answerWithin, String... args) throws IOException, InterruptedException {
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
         List<String> command = new ArrayList<>(prefix);
         command.addAll(List.of(java, "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1"));
         command.addAll(jvmFlags);
-        command.addAll(List.of("-cp", System.getProperty("java.class.path"), mainClass.getName()));
+        command.addAll(List.of("-cp", classPath, mainClass.getName()));
         command.addAll(List.of(args));
         Path dir = Files.createDirectories(Path.of("target", "peer-logs"));
         Path log = Files.createTempFile(dir, mainClass.getSimpleName() + "-", ".log");
