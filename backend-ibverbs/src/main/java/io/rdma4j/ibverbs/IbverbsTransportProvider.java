@@ -49,7 +49,7 @@ public final class IbverbsTransportProvider implements TransportProvider {
         return PRIORITY;
     }
 
-    /** {@link IbverbsSettings#all()}: disable flag, device target, peer affinity, QP init timeout. */
+    /** {@link IbverbsSettings#all()}: the switch, device choice, QP handshake, queue and striping settings. */
     @Override
     public List<Setting<?>> settings() {
         return IbverbsSettings.all();

@@ -2,13 +2,13 @@ package io.rdma4j.ibverbs;
 
 import io.rdma4j.RdmaBuffer;
 import io.rdma4j.RdmaManager;
+import io.rdma4j.testing.DataPattern;
 import io.rdma4j.testing.Managers;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.List;
@@ -38,11 +38,7 @@ class VerbsMultiDeviceVmTest {
     }
 
     private MemorySegment pattern(long size, int seed) {
-        MemorySegment s = managers.arena().allocate(size, 64);
-        for (long i = 0; i < size; i += 8) {
-            s.set(ValueLayout.JAVA_LONG_UNALIGNED, i, (i * 0x9E3779B97F4A7C15L) ^ seed);
-        }
-        return s;
+        return DataPattern.fill(managers.arena().allocate(size, 64), seed);
     }
 
     private static List<String> names(VerbsTransport t) {

@@ -1,31 +1,23 @@
 package io.rdma4j.shm;
 
+import io.rdma4j.testing.DataPattern;
+
 import java.lang.foreign.MemorySegment;
 import java.util.zip.CRC32C;
 
-import static java.lang.foreign.ValueLayout.JAVA_BYTE;
-
-/** Deterministic test data: byte {@code i} of pattern {@code seed} is {@code i * 31 + seed}. */
+/** Deterministic test data ({@link DataPattern}) and its checksum. */
 final class Patterns {
 
     private Patterns() {
     }
 
     static MemorySegment fill(MemorySegment s, long seed) {
-        for (long i = 0; i < s.byteSize(); i++) {
-            s.set(JAVA_BYTE, i, (byte) (i * 31 + seed));
-        }
-        return s;
+        return DataPattern.fill(s, seed);
     }
 
-    /** The first index where {@code s} differs from pattern {@code seed}, or -1. */
+    /** Where {@code s} first differs from pattern {@code seed} (see {@link DataPattern#mismatch}), or -1. */
     static long mismatch(MemorySegment s, long seed) {
-        for (long i = 0; i < s.byteSize(); i++) {
-            if (s.get(JAVA_BYTE, i) != (byte) (i * 31 + seed)) {
-                return i;
-            }
-        }
-        return -1;
+        return DataPattern.mismatch(s, seed);
     }
 
     static long crc(MemorySegment s) {

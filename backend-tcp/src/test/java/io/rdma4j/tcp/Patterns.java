@@ -1,7 +1,8 @@
 package io.rdma4j.tcp;
 
+import io.rdma4j.testing.DataPattern;
+
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
 import java.util.zip.CRC32;
 
 /** Deterministic data patterns for transfers, and cheap ways to compare them. */
@@ -10,18 +11,9 @@ final class Patterns {
     private Patterns() {
     }
 
-    /** Fills {@code segment} with a pattern that differs at every offset and for every seed. */
+    /** Fills {@code segment} with a pattern that differs at every offset and for every seed ({@link DataPattern}). */
     static void fill(MemorySegment segment, long seed) {
-        long n = segment.byteSize();
-        long x = seed * 0x9E3779B97F4A7C15L + 1;
-        long i = 0;
-        for (; i + 8 <= n; i += 8) {
-            x = x * 6364136223846793005L + 1442695040888963407L;
-            segment.set(ValueLayout.JAVA_LONG_UNALIGNED, i, x ^ i);
-        }
-        for (; i < n; i++) {
-            segment.set(ValueLayout.JAVA_BYTE, i, (byte) (seed * 131 + i * 31 + 7));
-        }
+        DataPattern.fill(segment, seed);
     }
 
     /** CRC-32 of the whole segment (at most 2 GiB), read straight from native memory. */

@@ -9,6 +9,7 @@ import io.rdma4j.RdmaSubmitException;
 import io.rdma4j.RdmaTimeoutException;
 import io.rdma4j.RemoteAccessException;
 import io.rdma4j.StaleTokenException;
+import io.rdma4j.testing.DataPattern;
 import io.rdma4j.testing.ForgedTokens;
 import io.rdma4j.spi.TransportProvider;
 import io.rdma4j.testing.Managers;
@@ -374,11 +375,7 @@ public abstract class TransportContractTest {
     }
 
     private MemorySegment pattern(long size, int seed) {
-        MemorySegment s = segment(size);
-        for (long i = 0; i < size; i++) {
-            s.set(ValueLayout.JAVA_BYTE, i, (byte) (i * 31 + seed * 7 + 1));
-        }
-        return s;
+        return DataPattern.fill(segment(size), seed);
     }
 
     /** The exception {@code f} failed with (for an op: the {@link RdmaSubmitException}, its cause the transport's). */
