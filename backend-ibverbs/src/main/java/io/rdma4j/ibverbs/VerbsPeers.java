@@ -10,18 +10,18 @@ import io.rdma4j.spi.Endpoint;
 import io.rdma4j.spi.TransportContext;
 import io.rdma4j.spi.TransportException;
 
-import java.nio.ByteBuffer;
 import java.security.SecureRandom;
 import java.time.Duration;
+import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReferenceArray;
+import java.util.concurrent.locks.ReentrantReadWriteLock;
 
 /**
  * The queue pairs of one transport: up to {@code qpsPerPeer} RC queue pairs per (local device,
@@ -34,6 +34,16 @@ import java.util.concurrent.atomic.AtomicReferenceArray;
  * the same endpoint has a new incarnation and gets a new handshake. A queue pair that went to ERROR is
  * replaced by a new one on its slot for later ops; the old one is destroyed once its outstanding
  * work requests have drained ({@link VerbsConnection}).
+ *
+ * <p>The passive side keeps one queue pair per slot of each holder ({@link PassiveQueuePairs}): a
+ * new handshake for a slot destroys the queue pair it replaces, and a holder's new incarnation on
+ * an endpoint those of its predecessor.
+ *
+ * <p><b>Close.</b> Every step that touches a device (creating, connecting or destroying a queue
+ * pair) runs under the read side of {@link #lifecycle}; {@link #close} takes the write side, so it
+ * waits for those steps and they never start after it: a handshake whose reply comes after close
+ * finds its queue pair destroyed by close and touches nothing native. Every queue pair is
+ * destroyed exactly once, before the devices close.
  *
  * <p>Thread-safe.
  */
@@ -57,16 +67,22 @@ final class VerbsPeers implements AutoCloseable {
     private final VerbsTuning tuning;
     private final Duration qpInitTimeout;
     private final SecureRandom random = new SecureRandom();
+    private final String incarnation;
     private final Map<String, Group> groups = new ConcurrentHashMap<>();
-    private final List<QueuePair> accepted = new CopyOnWriteArrayList<>();
-    /** Every connection made and not yet destroyed, replaced ones that still drain included. */
+    private final PassiveQueuePairs<QueuePair> accepted = new PassiveQueuePairs<>();
+    /** Every connection made and not yet seen destroyed, replaced ones that still drain included; pruned on each handshake. */
     private final Set<VerbsConnection> created = ConcurrentHashMap.newKeySet();
+    /** Queue pairs of handshakes that await their reply: close destroys them, a reply after close finds them gone. */
+    private final Set<QueuePair> handshaking = ConcurrentHashMap.newKeySet();
+    /** Read side: a step that touches a device; write side: {@link #close}. */
+    private final ReentrantReadWriteLock lifecycle = new ReentrantReadWriteLock();
     private volatile boolean closed;
 
     VerbsPeers(TransportContext context, VerbsTuning tuning, Duration qpInitTimeout) {
         this.context = context;
         this.tuning = tuning;
         this.qpInitTimeout = qpInitTimeout;
+        this.incarnation = HexFormat.of().formatHex(context.incarnation());
     }
 
     /**
@@ -98,7 +114,7 @@ final class VerbsPeers implements AutoCloseable {
             f = g.slots.get(i);
             if (f == null || isBroken(f)) {
                 created.removeIf(VerbsConnection::isDestroyed);
-                CompletableFuture<VerbsConnection> made = handshake(local, owner, peerDevice);
+                CompletableFuture<VerbsConnection> made = handshake(local, owner, incarnation, peerDevice, i);
                 g.slots.set(i, made);
                 made.whenComplete((c, t) -> {
                     if (t != null) {
@@ -124,6 +140,21 @@ final class VerbsPeers implements AutoCloseable {
         return f.isDone() && !f.isCompletedExceptionally() && f.join().isBroken();
     }
 
+    /** Queue pairs this side connected on peers' request (the passive side), in service now. */
+    int passiveQueuePairs() {
+        return accepted.size();
+    }
+
+    /** Queue pairs of handshakes this side started that await their reply. */
+    int handshakingQueuePairs() {
+        return handshaking.size();
+    }
+
+    /** Connections this side keeps track of: those in service and those broken but not yet seen destroyed. */
+    int trackedConnections() {
+        return created.size();
+    }
+
     /** Connected queue pairs this side created and has not seen break, over all peers. */
     int liveQueuePairs() {
         int n = 0;
@@ -143,49 +174,71 @@ final class VerbsPeers implements AutoCloseable {
                 tuning.maxSge(), 1));
     }
 
-    private CompletableFuture<VerbsConnection> handshake(VerbsDevice device, Endpoint owner, String peerDevice) {
+    /**
+     * Creates a queue pair on {@code device} for slot {@code slot} towards {@code peerDevice} of the
+     * owner incarnation {@code ownerIncarnation} at {@code owner}, and connects it with the owner's
+     * reply. The queue pair belongs to {@link #handshaking} until the reply is handled: whichever of
+     * the reply handler and {@link #close} takes it out destroys it (or hands it to a connection).
+     */
+    private CompletableFuture<VerbsConnection> handshake(VerbsDevice device, Endpoint owner, String ownerIncarnation,
+                                                         String peerDevice, int slot) {
         String peer = peerDevice + " of " + owner;
-        QueuePair qp;
+        QueuePair qp = null;
         int psn = random.nextInt(1 << 24);
+        lifecycle.readLock().lock();
         try {
             requireOpen();
             qp = newQueuePair(device);
             qp.modifyToInit(VerbsDevice.PORT, 0, QP_ACCESS);
+            handshaking.add(qp);
         } catch (RuntimeException e) {
+            if (qp != null) {
+                closeQuietly(qp);
+            }
             return CompletableFuture.failedFuture(new TransportException(TransportException.Kind.INTERNAL,
                     "ibverbs could not create a queue pair on " + device.name + " for " + peer + ": " + e.getMessage(), e));
+        } finally {
+            lifecycle.readLock().unlock();
         }
-        VerbsWire.Endpoint self = new VerbsWire.Endpoint(device.name, qp.number(), psn, device.gid, device.port.lid(),
-                device.port.activeMtu());
-        return context.control().request(owner, self.encode(VerbsWire.HANDSHAKE, peerDevice),
-                        Deadline.after(qpInitTimeout, context.clock()))
+        QueuePair mine = qp;
+        VerbsWire.Handshake request = new VerbsWire.Handshake(incarnation, ownerIncarnation, peerDevice, slot,
+                new VerbsWire.Endpoint(device.name, qp.number(), psn, device.gid, device.port.lid(), device.port.activeMtu()));
+        return context.control().request(owner, request.encode(), Deadline.after(qpInitTimeout, context.clock()))
                 .handle((reply, t) -> {
+                    lifecycle.readLock().lock();
                     try {
-                        if (t != null) {
-                            throw failure(t);
-                        }
-                        ByteBuffer b = ByteBuffer.wrap(reply);
-                        VerbsWire.requireVersion(b.get());
-                        b.get();
-                        VerbsWire.Endpoint remote = VerbsWire.Endpoint.decode(b, new String[1]);
-                        connect(device, qp, remote, psn);
-                        LOG.log(System.Logger.Level.DEBUG, "queue pair {0} on {1} connected to queue pair {2} on {3}",
-                                qp.number(), device.name, remote.qpNumber(), peer);
-                        VerbsConnection c = new VerbsConnection(device, qp, peer, tuning.queueDepth());
-                        created.add(c);
-                        if (closed) {
-                            c.close();
-                            throw new IllegalStateException("the ibverbs transport is closed");
-                        }
-                        return c;
-                    } catch (RuntimeException e) {
-                        closeQuietly(qp);
-                        TransportException te = failure(e);
-                        throw new TransportException(te.kind() == TransportException.Kind.TIMEOUT ? te.kind()
-                                : TransportException.Kind.PEER_UNREACHABLE, "ibverbs queue-pair handshake with " + peer
-                                + " failed (remembered for this peer): " + te.getMessage(), te);
+                        return completeHandshake(device, mine, psn, peer, reply, t);
+                    } finally {
+                        lifecycle.readLock().unlock();
                     }
                 });
+    }
+
+    /** The reply (or failure {@code t}) of a handshake, under the read side of {@link #lifecycle}. */
+    private VerbsConnection completeHandshake(VerbsDevice device, QueuePair qp, int psn, String peer, byte[] reply, Throwable t) {
+        if (!handshaking.remove(qp)) {          // close destroyed it: touch nothing
+            throw new TransportException(TransportException.Kind.INTERNAL, "ibverbs queue-pair handshake with " + peer
+                    + " ended by close: the ibverbs transport is closed");
+        }
+        try {
+            if (t != null) {
+                throw failure(t);
+            }
+            VerbsWire.Handshake answer = VerbsWire.Handshake.decodeMessage(reply);
+            VerbsWire.Endpoint remote = answer.endpoint();
+            connect(device, qp, remote, psn);
+            LOG.log(System.Logger.Level.DEBUG, "queue pair {0} on {1} connected to queue pair {2} on {3}",
+                    qp.number(), device.name, remote.qpNumber(), peer);
+            VerbsConnection c = new VerbsConnection(device, qp, peer, tuning.queueDepth());
+            created.add(c);
+            return c;
+        } catch (RuntimeException e) {
+            closeQuietly(qp);
+            TransportException te = failure(e);
+            throw new TransportException(te.kind() == TransportException.Kind.TIMEOUT ? te.kind()
+                    : TransportException.Kind.PEER_UNREACHABLE, "ibverbs queue-pair handshake with " + peer
+                    + " failed (remembered for this peer): " + te.getMessage(), te);
+        }
     }
 
     /**
@@ -202,23 +255,44 @@ final class VerbsPeers implements AutoCloseable {
     }
 
     /**
-     * The passive side: creates a queue pair on {@code device} connected to {@code remote}, kept
-     * until the transport closes, and returns the reply to send.
+     * The passive side: creates a queue pair on {@code device} connected to the one {@code request}
+     * describes, from the manager at {@code holder}, and returns the reply to send. The queue pair
+     * serves the request's slot until a new handshake for that slot, the holder's successor on its
+     * endpoint, or close ({@link PassiveQueuePairs}).
+     *
+     * @throws IllegalStateException if the transport is closed, or the request comes from a holder
+     *                               incarnation already succeeded on its endpoint
      */
-    byte[] accept(VerbsDevice device, VerbsWire.Endpoint remote) {
-        requireOpen();
-        QueuePair qp = newQueuePair(device);
-        int psn = random.nextInt(1 << 24);
+    byte[] accept(Endpoint holder, VerbsDevice device, VerbsWire.Handshake request) {
+        VerbsWire.Endpoint remote = request.endpoint();
+        PassiveQueuePairs.Key key = new PassiveQueuePairs.Key(request.fromIncarnation(), remote.device(),
+                request.toIncarnation(), device.name, request.slot());
+        accepted.requireCurrent(holder, key.holderIncarnation());
+        lifecycle.readLock().lock();
         try {
-            qp.modifyToInit(VerbsDevice.PORT, 0, QP_ACCESS);
-            connect(device, qp, remote, psn);
-        } catch (RuntimeException e) {
-            closeQuietly(qp);
-            throw e;
+            requireOpen();
+            QueuePair qp = newQueuePair(device);
+            int psn = random.nextInt(1 << 24);
+            List<QueuePair> retired;
+            try {
+                qp.modifyToInit(VerbsDevice.PORT, 0, QP_ACCESS);
+                connect(device, qp, remote, psn);
+                retired = accepted.put(holder, key, qp);
+            } catch (RuntimeException e) {
+                closeQuietly(qp);
+                throw e;
+            }
+            for (QueuePair old : retired) {
+                LOG.log(System.Logger.Level.DEBUG, "passive queue pair {0} on {1} retired: {2} replaced it", old.number(),
+                        device.name, key);
+                closeQuietly(old);
+            }
+            return new VerbsWire.Handshake(incarnation, request.fromIncarnation(), remote.device(), request.slot(),
+                    new VerbsWire.Endpoint(device.name, qp.number(), psn, device.gid, device.port.lid(), device.port.activeMtu()))
+                    .encode();
+        } finally {
+            lifecycle.readLock().unlock();
         }
-        accepted.add(qp);
-        return new VerbsWire.Endpoint(device.name, qp.number(), psn, device.gid, device.port.lid(), device.port.activeMtu())
-                .encode(VerbsWire.HANDSHAKE, remote.device());
     }
 
     static TransportException failure(Throwable t) {
@@ -241,17 +315,32 @@ final class VerbsPeers implements AutoCloseable {
         }
     }
 
-    /** Destroys every queue pair, active and passive (before the devices close). Idempotent. */
+    /**
+     * Destroys every queue pair, active, passive and mid-handshake (before the devices close), after
+     * the device steps under way finished; later ones see the transport closed. Idempotent.
+     */
     @Override
     public void close() {
-        closed = true;
-        for (VerbsConnection c : created) {
-            c.close();
+        lifecycle.writeLock().lock();
+        try {
+            if (closed) {
+                return;
+            }
+            closed = true;
+            for (VerbsConnection c : created) {
+                c.close();
+            }
+            created.clear();
+            for (QueuePair qp : handshaking) {
+                closeQuietly(qp);
+            }
+            handshaking.clear();
+            for (QueuePair qp : accepted.clear()) {
+                closeQuietly(qp);
+            }
+        } finally {
+            lifecycle.writeLock().unlock();
         }
-        for (QueuePair qp : accepted) {
-            closeQuietly(qp);
-        }
-        accepted.clear();
     }
 
     @Override

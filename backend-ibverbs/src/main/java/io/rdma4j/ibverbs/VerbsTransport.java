@@ -328,13 +328,12 @@ final class VerbsTransport implements Transport {
         if (type != VerbsWire.HANDSHAKE) {
             throw new IllegalArgumentException("unknown ibverbs request type " + type);
         }
-        String[] wanted = new String[1];
-        VerbsWire.Endpoint remote = VerbsWire.Endpoint.decode(b, wanted);
-        int i = deviceNames.indexOf(wanted[0]);
+        VerbsWire.Handshake request = VerbsWire.Handshake.decode(b);
+        int i = deviceNames.indexOf(request.toDevice());
         if (i < 0) {
-            throw new IllegalArgumentException("no ibverbs device " + wanted[0] + " here: this manager uses " + deviceNames);
+            throw new IllegalArgumentException("no ibverbs device " + request.toDevice() + " here: this manager uses " + deviceNames);
         }
-        return peers.accept(devices.get(i), remote);
+        return peers.accept(from, devices.get(i), request);
     }
 
     /** The devices this transport uses, best ranked first (for tests). */
@@ -345,6 +344,16 @@ final class VerbsTransport implements Transport {
     /** Connected queue pairs this side created to other managers' devices, not broken (for tests). */
     int liveQueuePairs() {
         return peers.liveQueuePairs();
+    }
+
+    /** Queue pairs this side connected on peers' request, in service now (for tests). */
+    int passiveQueuePairs() {
+        return peers.passiveQueuePairs();
+    }
+
+    /** Connections this side made and keeps track of, broken ones not yet seen destroyed included (for tests). */
+    int trackedConnections() {
+        return peers.trackedConnections();
     }
 
     private void requireOpen() {

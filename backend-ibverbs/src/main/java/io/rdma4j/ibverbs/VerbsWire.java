@@ -7,6 +7,7 @@ import java.nio.BufferUnderflowException;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.HexFormat;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 
@@ -17,7 +18,11 @@ import java.util.concurrent.CompletableFuture;
  */
 final class VerbsWire {
 
-    static final byte VERSION = 1;
+    /**
+     * Version of the control messages: 2 names, in the handshake, the sender's and the addressee's
+     * manager incarnations and the slot (1 named neither).
+     */
+    static final byte VERSION = 2;
     /** Version of the token context: 2 carries one memory region per device (1 carried one device). */
     static final byte CONTEXT_VERSION = 2;
     /** The most devices one token context names. */
@@ -112,27 +117,75 @@ final class VerbsWire {
         }
     }
 
-    /** One side of the queue-pair handshake: the device it is on and how to reach its queue pair. */
+    /** How to reach one queue pair: the device it is on, its number, first PSN, the port's GID, LID and active MTU. */
     record Endpoint(String device, int qpNumber, int psn, Gid gid, int lid, int mtu) {
-        byte[] encode(byte type, String wantedDevice) {
-            byte[] name = device.getBytes(StandardCharsets.UTF_8);
-            byte[] wanted = wantedDevice.getBytes(StandardCharsets.UTF_8);
-            ByteBuffer b = ByteBuffer.allocate(2 + 1 + name.length + 1 + wanted.length + 4 + 4 + Gid.BYTES + 2 + 1);
-            b.put(VERSION).put(type).put((byte) name.length).put(name).put((byte) wanted.length).put(wanted)
-                    .putInt(qpNumber).putInt(psn).put(gid.raw()).putShort((short) lid).put((byte) mtu);
+    }
+
+    /**
+     * One side's message of the queue-pair handshake (request and reply alike): the sender's
+     * manager incarnation and the incarnation it addresses, the addressee's device it wants, the
+     * slot among the sender's queue pairs to that device, and the sender's queue pair. Incarnations
+     * are hex, as tokens carry them.
+     */
+    record Handshake(String fromIncarnation, String toIncarnation, String toDevice, int slot, Endpoint endpoint) {
+
+        /** Version, type {@link #HANDSHAKE}, then the fields, each string or incarnation preceded by its length in one byte. */
+        byte[] encode() {
+            byte[] name = utf8(endpoint.device());
+            byte[] wanted = utf8(toDevice);
+            byte[] from = HexFormat.of().parseHex(fromIncarnation);
+            byte[] to = HexFormat.of().parseHex(toIncarnation);
+            ByteBuffer b = ByteBuffer.allocate(2 + 1 + from.length + 1 + to.length + 1 + wanted.length + 4
+                    + 1 + name.length + 4 + 4 + Gid.BYTES + 2 + 1);
+            b.put(VERSION).put(HANDSHAKE).put((byte) from.length).put(from).put((byte) to.length).put(to)
+                    .put((byte) wanted.length).put(wanted).putInt(slot)
+                    .put((byte) name.length).put(name).putInt(endpoint.qpNumber()).putInt(endpoint.psn())
+                    .put(endpoint.gid().raw()).putShort((short) endpoint.lid()).put((byte) endpoint.mtu());
             return b.array();
         }
 
-        /** Reads what {@link #encode} wrote after the version and type bytes; returns the wanted device in {@code wanted[0]}. */
-        static Endpoint decode(ByteBuffer b, String[] wanted) {
+        /**
+         * Reads what {@link #encode} wrote after the version and type bytes.
+         *
+         * @throws TransportException PROTOCOL when the message is truncated or has trailing bytes
+         */
+        static Handshake decode(ByteBuffer b) {
             try {
-                String device = VerbsWire.string(b);
-                wanted[0] = VerbsWire.string(b);
-                return new Endpoint(device, b.getInt(), b.getInt(), VerbsWire.gid(b), Short.toUnsignedInt(b.getShort()),
+                HexFormat hex = HexFormat.of();
+                String from = hex.formatHex(bytes(b));
+                String to = hex.formatHex(bytes(b));
+                String wanted = string(b);
+                int slot = b.getInt();
+                Endpoint e = new Endpoint(string(b), b.getInt(), b.getInt(), gid(b), Short.toUnsignedInt(b.getShort()),
                         Byte.toUnsignedInt(b.get()));
+                if (b.hasRemaining()) {
+                    throw new TransportException(TransportException.Kind.PROTOCOL, "ibverbs handshake has "
+                            + b.remaining() + " trailing bytes");
+                }
+                return new Handshake(from, to, wanted, slot, e);
             } catch (BufferUnderflowException e) {
                 throw new TransportException(TransportException.Kind.PROTOCOL, "truncated ibverbs handshake", e);
             }
+        }
+
+        /**
+         * Decodes a whole handshake message, version and type included.
+         *
+         * @throws TransportException PROTOCOL for another version (saying which), another type, or garbled bytes
+         */
+        static Handshake decodeMessage(byte[] message) {
+            ByteBuffer b = ByteBuffer.wrap(message);
+            try {
+                requireVersion(b.get());
+                byte type = b.get();
+                if (type != HANDSHAKE) {
+                    throw new TransportException(TransportException.Kind.PROTOCOL, "expected an ibverbs handshake, got message type "
+                            + type);
+                }
+            } catch (BufferUnderflowException e) {
+                throw new TransportException(TransportException.Kind.PROTOCOL, "truncated ibverbs handshake", e);
+            }
+            return decode(b);
         }
     }
 
@@ -149,9 +202,11 @@ final class VerbsWire {
         return ByteBuffer.allocate(1 + text.length).put((byte) code).put(text).array();
     }
 
+    /** @throws TransportException PROTOCOL when {@code v} is not {@link #VERSION}, saying which version each side speaks */
     static void requireVersion(byte v) {
         if (v != VERSION) {
             throw new TransportException(TransportException.Kind.PROTOCOL, "ibverbs message version " + v
+                    + (v == 1 ? " (from an older rdma4j, whose handshake names no incarnations or slot)" : "")
                     + " is not supported (this side speaks " + VERSION + ")");
         }
     }
@@ -164,6 +219,15 @@ final class VerbsWire {
 
     private static String string(ByteBuffer b) {
         return new String(bytes(b), StandardCharsets.UTF_8);
+    }
+
+    /** The UTF-8 bytes of {@code s}, which must fit a one-byte length. */
+    private static byte[] utf8(String s) {
+        byte[] a = s.getBytes(StandardCharsets.UTF_8);
+        if (a.length > 255) {
+            throw new IllegalArgumentException("longer than 255 bytes: " + s);
+        }
+        return a;
     }
 
     private static Gid gid(ByteBuffer b) {

@@ -12,16 +12,23 @@ import java.util.Objects;
 
 /**
  * The real ibverbs provider, keeping the transport it opened so that a test can look at its
- * queue pairs and pollers. Not a double: every call goes to {@link IbverbsTransportProvider}.
+ * queue pairs and pollers, and the context it was opened with. Not a double: every call goes to
+ * {@link IbverbsTransportProvider}.
  */
 final class OpenedVerbs implements TransportProvider {
 
     private final IbverbsTransportProvider real = new IbverbsTransportProvider();
     private volatile VerbsTransport opened;
+    private volatile TransportContext context;
 
     /** The transport this provider opened; fails when it has not opened one. */
     VerbsTransport transport() {
         return Objects.requireNonNull(opened, "the ibverbs transport was not opened");
+    }
+
+    /** The context the manager opened the transport with; fails when it has not opened one. */
+    TransportContext context() {
+        return Objects.requireNonNull(context, "the ibverbs transport was not opened");
     }
 
     @Override
@@ -47,6 +54,7 @@ final class OpenedVerbs implements TransportProvider {
     @Override
     public Transport open(TransportContext context) {
         Transport t = real.open(context);
+        this.context = context;
         opened = (VerbsTransport) t;
         return t;
     }

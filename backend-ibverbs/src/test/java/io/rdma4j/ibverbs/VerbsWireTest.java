@@ -13,7 +13,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-/** The token context of the verbs transport: one memory region per device, versioned. */
+/** The bytes of the verbs transport: the token context (one memory region per device) and the handshake, both versioned. */
 class VerbsWireTest {
 
     private static Gid gid(int last) {
@@ -96,5 +96,69 @@ class VerbsWireTest {
         TransportException e = assertThrows(TransportException.class, () -> VerbsWire.decodeContext(new byte[0]));
 
         assertTrue(e.getMessage().contains("empty"), e.getMessage());
+    }
+
+    private static final String HOLDER = "00112233445566778899aabbccddeeff";
+    private static final String OWNER = "ffeeddccbbaa99887766554433221100";
+    private static final VerbsWire.Handshake HANDSHAKE = new VerbsWire.Handshake(HOLDER, OWNER, "rxe1", 3,
+            new VerbsWire.Endpoint("rxe0", 0x00ab_cdef, 0x0012_3456, gid(9), 17, 5));
+
+    @Test
+    void handshake_decodesToWhatWasEncoded_incarnationsAndSlotIncluded() {
+        assertEquals(HANDSHAKE, VerbsWire.Handshake.decodeMessage(HANDSHAKE.encode()));
+    }
+
+    @Test
+    void handshake_versionOne_refusedSayingItIsFromAnOlderRdma4j() {
+        byte[] v1 = HANDSHAKE.encode();
+        v1[0] = 1;
+
+        TransportException e = assertThrows(TransportException.class, () -> VerbsWire.Handshake.decodeMessage(v1));
+
+        assertAll(
+                () -> assertEquals(TransportException.Kind.PROTOCOL, e.kind()),
+                () -> assertTrue(e.getMessage().contains("version 1 (from an older rdma4j, whose handshake names no "
+                        + "incarnations or slot) is not supported (this side speaks 2)"), e.getMessage()));
+    }
+
+    @Test
+    void handshake_unknownVersion_refused() {
+        byte[] v7 = HANDSHAKE.encode();
+        v7[0] = 7;
+
+        TransportException e = assertThrows(TransportException.class, () -> VerbsWire.Handshake.decodeMessage(v7));
+
+        assertTrue(e.getMessage().contains("version 7 is not supported (this side speaks 2)"), e.getMessage());
+    }
+
+    @Test
+    void handshake_truncatedAnywhere_refusedAsTruncated() {
+        byte[] whole = HANDSHAKE.encode();
+        for (int n = 0; n < whole.length; n++) {
+            byte[] cut = Arrays.copyOf(whole, n);
+            TransportException e = assertThrows(TransportException.class, () -> VerbsWire.Handshake.decodeMessage(cut),
+                    "at " + n);
+            assertAll(
+                    () -> assertEquals(TransportException.Kind.PROTOCOL, e.kind()),
+                    () -> assertTrue(e.getMessage().contains("truncated"), e.getMessage()));
+        }
+    }
+
+    @Test
+    void handshake_trailingBytes_refused() {
+        byte[] longer = Arrays.copyOf(HANDSHAKE.encode(), HANDSHAKE.encode().length + 2);
+
+        TransportException e = assertThrows(TransportException.class, () -> VerbsWire.Handshake.decodeMessage(longer));
+
+        assertTrue(e.getMessage().contains("2 trailing bytes"), e.getMessage());
+    }
+
+    @Test
+    void handshake_ofAnotherMessageType_refused() {
+        byte[] check = VerbsWire.check(new byte[16], 1, new byte[16], 0, 8);
+
+        TransportException e = assertThrows(TransportException.class, () -> VerbsWire.Handshake.decodeMessage(check));
+
+        assertTrue(e.getMessage().contains("expected an ibverbs handshake, got message type 2"), e.getMessage());
     }
 }
