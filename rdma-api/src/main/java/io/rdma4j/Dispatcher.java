@@ -23,9 +23,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletionException;
-import java.util.concurrent.RunnableFuture;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -34,9 +32,10 @@ import java.util.concurrent.TimeUnit;
  * {@link TransportOp}s; runs each transport's group; and reports every failure.
  *
  * <p>Per-token work happens once: the route and the transport's decoded context are cached per
- * token object (bounded, weakly held). One watchdog guard per submitted action bounds a transport
- * that fails to honour the deadline; it and a caller's {@code cancel()} complete the transports'
- * futures, which obliges them to stop touching the caller's memory.
+ * token object (bounded, weakly held). One watchdog guard per submitted action that a transport
+ * did not finish within its {@code submit} call bounds a transport that fails to honour the
+ * deadline; it and a caller's {@code cancel()} complete the transports' futures, which obliges
+ * them to stop touching the caller's memory.
  */
 final class Dispatcher {
 
@@ -66,70 +65,6 @@ final class Dispatcher {
     private record Route(OpenTransport transport, int rank, RemoteBufferRef ref, Object decoded) {
     }
 
-    /**
-     * Asks whether action events are recorded: {@link jdk.jfr.Event#isEnabled()} reads the event
-     * type's setting, not the instance, so one shared instance answers for all and no event object
-     * is allocated per action while recording is off.
-     */
-    private static final RdmaEvents.Action EVENTS = new RdmaEvents.Action();
-
-    /** An action's ops for one transport, and the cached local memory they hold. */
-    private static final class Group {
-        final OpenTransport transport;
-        final int rank;
-        final List<TransportOp> ops;
-        /** Local memory taken from the transport's cache for these ops; {@code null} until the first. */
-        List<LocalMemoryCache.Entry> held;
-        volatile CompletableFuture<Void> running;
-        long startNanos;
-        RdmaEvents.Action event;
-
-        Group(OpenTransport transport, int rank, int maxOps) {
-            this.transport = transport;
-            this.rank = rank;
-            this.ops = new ArrayList<>(Math.min(maxOps, 16));
-        }
-
-        void hold(LocalMemoryCache.Entry entry) {
-            if (held == null) {
-                held = new ArrayList<>(1);
-            }
-            held.add(entry);
-        }
-
-        void start(long nowNanos) {
-            if (EVENTS.isEnabled()) {
-                RdmaEvents.Action e = new RdmaEvents.Action();
-                e.begin();
-                event = e;
-            }
-            startNanos = nowNanos;
-        }
-
-        /** Counts the finished group and records its event. */
-        void finish(ManagerStats stats, Throwable failure, long endNanos) {
-            stats.group(rank, ops, endNanos - startNanos, failure != null);
-            RdmaEvents.Action e = event;
-            if (e != null && e.shouldCommit()) {
-                e.transport = transport.name();
-                e.ops = ops.size();
-                for (TransportOp op : ops) {
-                    e.bytes += op.length();
-                    e.reads += op.type() == TransportOp.OpType.READ_INTO_LOCAL ? 1 : 0;
-                }
-                e.outcome = RdmaEvents.outcome(failure);
-                e.commit();
-            }
-        }
-
-        void releaseHeld() {
-            if (held != null) {
-                held.forEach(LocalMemoryCache.Entry::release);
-                held = null;
-            }
-        }
-    }
-
     Dispatcher(List<OpenTransport> transports, RegistrationTable table, Watchdog watchdog, NanoClock clock,
                int tokenCacheEntries, ManagerStats stats, List<TransportInfo> discovered) {
         this.stats = stats;
@@ -148,7 +83,8 @@ final class Dispatcher {
      *
      * @param wantResult whether the future completes with an {@link RdmaResult}; otherwise with
      *                   {@code null} (no result is built for callers that ignore it)
-     * @return an {@link ActionFuture} once the ops were handed to their transports
+     * @return an {@link ActionFuture} once the ops were handed to their transports; a failed future
+     *         when they could not be routed
      */
     CompletableFuture<RdmaResult> submit(List<RdmaAction.Op> ops, Set<String> required, Duration timeout,
                                          boolean wantResult) {
@@ -156,52 +92,13 @@ final class Dispatcher {
         if (ops.isEmpty()) {
             return CompletableFuture.completedFuture(wantResult ? RdmaResult.EMPTY : null);
         }
-        List<Group> groups;
+        ActionGroup groups;
         try {
             groups = groups(ops, required);
         } catch (RuntimeException e) {
             return CompletableFuture.failedFuture(e);
         }
         return run(groups, deadline, timeout, wantResult);
-    }
-
-    /**
-     * The future of a submitted action. {@code cancel()} reaches every transport's future;
-     * {@link #help()} lets a thread that is about to wait for the action do the transports' work
-     * itself, where a transport offers it, instead of waiting for one of the transport's threads to
-     * do it and then wake this one.
-     */
-    static final class ActionFuture extends CompletableFuture<RdmaResult> {
-        private final List<Group> groups;
-
-        private ActionFuture(List<Group> groups) {
-            this.groups = groups;
-        }
-
-        /**
-         * For each transport whose future is a {@link RunnableFuture} and not done, calls its
-         * {@code run()}: by the {@link io.rdma4j.spi.Transport#submit} contract it does the work
-         * that no thread has started yet on the calling thread, and otherwise returns at once. It
-         * does not wait for work another thread is doing.
-         */
-        void help() {
-            for (Group g : groups) {
-                if (g.running instanceof RunnableFuture<?> work && !work.isDone()) {
-                    work.run();
-                }
-            }
-        }
-
-        @Override
-        public boolean cancel(boolean mayInterruptIfRunning) {
-            boolean cancelled = super.cancel(mayInterruptIfRunning);
-            if (cancelled) {
-                for (Group g : groups) {
-                    g.running.cancel(false); // obliges the transport to stop touching the caller's memory
-                }
-            }
-            return cancelled;
-        }
     }
 
     /**
@@ -213,24 +110,21 @@ final class Dispatcher {
         if (ops.isEmpty()) {
             return RdmaResult.EMPTY;
         }
-        List<Group> groups = groups(ops, required);
-        if (groups.size() > 1) {
+        ActionGroup g = groups(ops, required);
+        if (g.next != null) {
             try {
-                ActionFuture f = run(groups, deadline, timeout, true);
-                f.help();
-                return f.join();
+                return run(g, deadline, timeout, true).join();
             } catch (CompletionException e) {
                 throw (RuntimeException) Errors.unwrap(e);
             }
         }
-        Group g = groups.getFirst();
         Throwable failure = null;
         g.start(System.nanoTime());
         long end = 0;
         try {
             g.transport.transport().submitAndWait(g.ops, deadline);
             end = System.nanoTime();
-            return result(groups, g.startNanos, end);
+            return result(g, g.startNanos, end);
         } catch (Throwable t) {
             end = System.nanoTime();
             failure = Errors.toPublic(g.transport.name(), t);
@@ -241,15 +135,20 @@ final class Dispatcher {
         }
     }
 
-    /** Submits each transport's group, all in parallel, under one watchdog guard. */
-    private ActionFuture run(List<Group> groups, Deadline deadline, Duration timeout, boolean wantResult) {
+    /**
+     * Submits each transport's group, all in parallel. Unless every transport's future is done when
+     * its submit returns, one watchdog guard bounds them all.
+     */
+    private ActionFuture run(ActionGroup groups, Deadline deadline, Duration timeout, boolean wantResult) {
         long startNanos = System.nanoTime();
-        ActionFuture result = new ActionFuture(groups);
-        for (Group g : groups) {
+        ActionFuture result = new ActionFuture(this, groups, startNanos, wantResult);
+        boolean allDone = true;
+        int count = 0;
+        for (ActionGroup g = groups; g != null; g = g.next) {
             CompletableFuture<Void> f;
             g.start(startNanos);
             try {
-                f = g.transport.transport().submit(List.copyOf(g.ops), deadline);
+                f = g.transport.transport().submit(g.ops, deadline);
                 if (f == null) {
                     f = CompletableFuture.failedFuture(new IllegalStateException(g.transport.name() + " returned no future"));
                 }
@@ -257,76 +156,79 @@ final class Dispatcher {
                 f = CompletableFuture.failedFuture(t);
             }
             g.running = f;
+            allDone &= f.isDone();
+            count++;
         }
-        // A transport must honour the deadline itself; this guard only makes sure a broken one
-        // cannot leave the caller waiting: completing its future obliges it to stop.
-        Watchdog.Guard guard = watchdog.arm(deadline.remainingNanos() + DEADLINE_GRACE_NANOS, () -> {
-            for (Group g : groups) {
-                g.running.completeExceptionally(new TransportException(TransportException.Kind.TIMEOUT, "submit timed out: "
-                        + g.transport.name() + " did not finish " + g.ops.size() + " op(s) within " + timeout));
+        if (!allDone) {
+            // A transport must honour the deadline itself; this guard only makes sure a broken one
+            // cannot leave the caller waiting: completing its future obliges it to stop.
+            result.guard = watchdog.arm(deadline.remainingNanos() + DEADLINE_GRACE_NANOS, () -> {
+                for (ActionGroup g = groups; g != null; g = g.next) {
+                    g.running.completeExceptionally(new TransportException(TransportException.Kind.TIMEOUT, "submit timed out: "
+                            + g.transport.name() + " did not finish " + g.ops.size() + " op(s) within " + timeout));
+                }
+            });
+        }
+        groups.action = result;
+        if (count == 1) {
+            groups.running.whenComplete(groups);
+        } else {
+            CompletableFuture<?>[] all = new CompletableFuture<?>[count];
+            int i = 0;
+            for (ActionGroup g = groups; g != null; g = g.next) {
+                all[i++] = g.running;
             }
-        });
-        CompletableFuture<?> all = groups.size() == 1 ? groups.getFirst().running
-                : CompletableFuture.allOf(groups.stream().map(g -> g.running).toArray(CompletableFuture[]::new));
-        all.whenComplete((ok, ignored) -> finish(groups, guard, result, startNanos, wantResult));
+            CompletableFuture.allOf(all).whenComplete(groups);
+        }
         return result;
     }
 
-    /** Once every group's future completed: frees what the action held and completes its future. */
-    private void finish(List<Group> groups, Watchdog.Guard guard, CompletableFuture<RdmaResult> result, long startNanos,
-                        boolean wantResult) {
-        guard.disarm();
-        long end = System.nanoTime(); // one reading times the action and each of its groups
-        Map<String, Throwable> failures = null;
-        for (Group g : groups) {
-            g.releaseHeld();
-            Throwable failure = null;
-            if (g.running.isCompletedExceptionally()) {
-                failure = Errors.toPublic(g.transport.name(), g.running.isCancelled()
-                        ? new CancellationException("cancelled") : g.running.exceptionNow());
-                if (failures == null) {
-                    failures = new LinkedHashMap<>();
-                }
-                failures.put(g.transport.name(), failure);
-            }
-            g.finish(stats, failure, end);
-        }
-        if (failures == null) {
-            result.complete(wantResult ? result(groups, startNanos, end) : null);
-        } else {
-            result.completeExceptionally(new RdmaSubmitException(failures));
-        }
-    }
-
     /** What the finished groups did, from {@code startNanos} to {@code endNanos}. */
-    private RdmaResult result(List<Group> groups, long startNanos, long endNanos) {
+    RdmaResult result(ActionGroup groups, long startNanos, long endNanos) {
         List<String> names;
-        if (groups.size() == 1) {
-            names = singleNames.get(groups.getFirst().rank); // immutable: the result keeps it without a copy
+        if (groups.next == null) {
+            names = singleNames.get(groups.rank); // immutable: the result keeps it without a copy
         } else {
-            names = new ArrayList<>(groups.size());
-            for (Group g : groups) {
+            names = new ArrayList<>();
+            for (ActionGroup g = groups; g != null; g = g.next) {
                 names.add(g.transport.name());
             }
         }
         int ops = 0;
         long bytes = 0;
-        for (Group g : groups) {
+        for (ActionGroup g = groups; g != null; g = g.next) {
             ops += g.ops.size();
-            for (TransportOp op : g.ops) {
-                bytes += op.length();
+            for (int i = 0, n = g.ops.size(); i < n; i++) {
+                bytes += g.ops.get(i).length();
             }
         }
         return new RdmaResult(names, ops, bytes, Duration.ofNanos(Math.max(0, endNanos - startNanos)));
     }
 
-    /** Routes every op to its transport, in order; throws before anything is sent when one cannot go. */
-    private List<Group> groups(List<RdmaAction.Op> ops, Set<String> required) {
-        List<Group> groups = new ArrayList<>(1);
+    /**
+     * Routes every op to its transport, in order, into one group per transport (linked in the
+     * order the ops first used them); throws before anything is sent when one cannot go.
+     */
+    private ActionGroup groups(List<RdmaAction.Op> ops, Set<String> required) {
+        ActionGroup head = null;
+        ActionGroup tail = null;
         try {
-            for (RdmaAction.Op op : ops) {
+            for (int i = 0, n = ops.size(); i < n; i++) {
+                RdmaAction.Op op = ops.get(i);
                 Route route = route(op.remote(), required);
-                Group g = groupOf(groups, route, ops.size());
+                ActionGroup g = head;
+                while (g != null && g.transport != route.transport) {
+                    g = g.next;
+                }
+                if (g == null) {
+                    g = new ActionGroup(route.transport, route.rank, n);
+                    if (tail == null) {
+                        head = g;
+                    } else {
+                        tail.next = g;
+                    }
+                    tail = g;
+                }
                 MemorySegment local = op.local();
                 if (!local.scope().isAlive()) {
                     throw new IllegalStateException("the arena of a local segment was closed before submit");
@@ -334,29 +236,23 @@ final class Dispatcher {
                 if (op.type() == TransportOp.OpType.READ_INTO_LOCAL && local.byteSize() != op.remote().size()) {
                     local = local.asSlice(0, op.remote().size());
                 }
-                g.ops.add(new TransportOp(op.type(), local, localMemory(g, local), route.ref, route.decoded,
+                g.add(new TransportOp(op.type(), local, localMemory(g, local), route.ref, route.decoded,
                         op.remote().offset()));
             }
-            return groups;
+            for (ActionGroup g = head; g != null; g = g.next) {
+                g.seal();
+            }
+            return head;
         } catch (RuntimeException | Error e) {
-            groups.forEach(Group::releaseHeld);
+            for (ActionGroup g = head; g != null; g = g.next) {
+                g.releaseHeld();
+            }
             throw e;
         }
     }
 
-    private static Group groupOf(List<Group> groups, Route route, int maxOps) {
-        for (Group g : groups) {
-            if (g.transport == route.transport) {
-                return g;
-            }
-        }
-        Group g = new Group(route.transport, route.rank, maxOps);
-        groups.add(g);
-        return g;
-    }
-
     /** The prepared local memory for {@code local}: its registration's, or one from the cache. */
-    private LocalMemory localMemory(Group g, MemorySegment local) {
+    private LocalMemory localMemory(ActionGroup g, MemorySegment local) {
         LocalMemoryCache cache = g.transport.local();
         if (cache == null) {
             return null;
@@ -420,6 +316,10 @@ final class Dispatcher {
         throw new NoCompatibleTransportException("no compatible RDMA transport for buffer: " + remote
                 + " (this manager runs " + names + ", the token offers " + new TreeSet<>(remote.transports())
                 + (required == null ? "" : ", the action requires " + new TreeSet<>(required)) + why + ")");
+    }
+
+    ManagerStats stats() {
+        return stats;
     }
 
     /** Drops prepared local memory whose segments' arenas were closed. */

@@ -3,15 +3,14 @@ package io.rdma4j;
 import io.rdma4j.spi.TransportOp.OpType;
 
 import java.lang.foreign.MemorySegment;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
-import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.function.Function;
 
 /**
  * A batch of reads and writes against remote buffers, submitted together.
@@ -36,9 +35,20 @@ public final class RdmaAction {
     record Op(OpType type, RdmaRemoteBuffer remote, MemorySegment local) {
     }
 
+    private static final VarHandle SUBMITTING;
+
+    static {
+        try {
+            SUBMITTING = MethodHandles.lookup().findVarHandle(RdmaAction.class, "submitting", boolean.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
     private final RdmaManager manager;
-    private final List<Op> ops = new ArrayList<>();
-    private final AtomicBoolean submitting = new AtomicBoolean();
+    /** Sized for the common action of one op; grows as ops are added. */
+    private final List<Op> ops = new ArrayList<>(1);
+    private volatile boolean submitting;
     private Set<String> required;
 
     RdmaAction(RdmaManager manager) {
@@ -92,7 +102,7 @@ public final class RdmaAction {
 
     private void checkLocal(RdmaRemoteBuffer remote, MemorySegment local) {
         Objects.requireNonNull(remote, "remote");
-        if (submitting.get()) {
+        if (submitting) {
             throw new IllegalStateException("cannot add to an action that is currently being submitted");
         }
         Segments.checkLocal(local);
@@ -119,7 +129,7 @@ public final class RdmaAction {
         if (names.length == 0) {
             throw new IllegalArgumentException("requireTransport needs at least one transport name");
         }
-        if (submitting.get()) {
+        if (submitting) {
             throw new IllegalStateException("cannot change an action that is currently being submitted");
         }
         required = Set.copyOf(List.of(names));
@@ -155,7 +165,7 @@ public final class RdmaAction {
      * @throws IllegalStateException    if the previous submit of this action is still running
      */
     public CompletableFuture<Void> submit(Duration timeout) {
-        return start(timeout, false, result -> null);
+        return start(timeout, false);
     }
 
     /**
@@ -168,61 +178,37 @@ public final class RdmaAction {
      * @throws IllegalStateException    if the previous submit of this action is still running
      */
     public CompletableFuture<RdmaResult> submitForResult(Duration timeout) {
-        return start(timeout, true, result -> result);
+        return start(timeout, true);
     }
 
-    private <T> CompletableFuture<T> start(Duration timeout, boolean wantResult, Function<RdmaResult, T> map) {
+    @SuppressWarnings("unchecked") // the dispatcher's future completes with null unless a result was asked for
+    private <T> CompletableFuture<T> start(Duration timeout, boolean wantResult) {
         Objects.requireNonNull(timeout, "timeout");
         if (timeout.isNegative()) {
             throw new IllegalArgumentException("timeout must not be negative: " + timeout);
         }
-        if (!submitting.compareAndSet(false, true)) {
+        if (!SUBMITTING.compareAndSet(this, false, true)) {
             throw new IllegalStateException("this action is currently being submitted");
         }
         CompletableFuture<RdmaResult> f;
         try {
             f = manager.submit(ops, required, timeout, wantResult); // read during the call; no op is added while submitting
         } catch (RuntimeException e) {
-            submitting.set(false);
+            submitting = false;
             throw e;
         }
-        return linked(f, map);
+        if (f instanceof ActionFuture action) {
+            // Handed out as it is: its cancel() reaches the transports, its join() runs their pending work here.
+            action.onEnd(this);
+            return (CompletableFuture<T>) action;
+        }
+        // Nothing was sent (an empty action, ops that cannot be routed, a closed manager): f is done.
+        return (CompletableFuture<T>) f.whenComplete((result, failure) -> submitEnded());
     }
 
-    /**
-     * A future completing as {@code f} does (mapped), that ends this submit when {@code f} completes,
-     * and whose {@code cancel()} cancels {@code f}: the transports then stop and free what they hold.
-     * Its {@code join()} first lets the transports do work nobody started yet on the joining thread
-     * ({@link Dispatcher.ActionFuture#help()}), which saves the hand-off to a transport thread and back.
-     */
-    private <T> CompletableFuture<T> linked(CompletableFuture<RdmaResult> f, Function<RdmaResult, T> map) {
-        CompletableFuture<T> out = new CompletableFuture<>() {
-            @Override
-            public boolean cancel(boolean mayInterruptIfRunning) {
-                boolean cancelled = super.cancel(mayInterruptIfRunning);
-                if (cancelled) {
-                    f.cancel(mayInterruptIfRunning);
-                }
-                return cancelled;
-            }
-
-            @Override
-            public T join() {
-                if (!isDone() && f instanceof Dispatcher.ActionFuture action && !Thread.currentThread().isInterrupted()) {
-                    action.help();
-                }
-                return super.join();
-            }
-        };
-        f.whenComplete((result, t) -> {
-            submitting.set(false);
-            if (t == null) {
-                out.complete(map.apply(result));
-            } else {
-                out.completeExceptionally(t instanceof CompletionException ? t : new CompletionException(t)); // as a dependent stage would
-            }
-        });
-        return out;
+    /** The submit ended: the action may be changed and submitted again. */
+    void submitEnded() {
+        submitting = false;
     }
 
     /**
@@ -245,13 +231,13 @@ public final class RdmaAction {
         if (timeout.isNegative()) {
             throw new IllegalArgumentException("timeout must not be negative: " + timeout);
         }
-        if (!submitting.compareAndSet(false, true)) {
+        if (!SUBMITTING.compareAndSet(this, false, true)) {
             throw new IllegalStateException("this action is currently being submitted");
         }
         try {
             return manager.submitAndWait(ops, required, timeout); // read during the call; no op is added while submitting
         } finally {
-            submitting.set(false);
+            submitting = false;
         }
     }
 }

@@ -13,6 +13,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.ExecutionException;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
@@ -207,6 +208,21 @@ class ActionTest {
         assertEquals("RDMA submit failed on 2 transport(s):\n(alpha) bad rkey\n(beta) connection refused", se.getMessage());
         assertInstanceOf(RemoteAccessException.class, se.failures().get("alpha"));
         assertInstanceOf(PeerUnreachableException.class, se.failures().get("beta"));
+    }
+
+    @Test
+    void submit_failure_reachesGetAsTheCause_andDependentStagesAsACompletionExceptionAroundIt() throws Exception {
+        StubProvider s = new StubProvider("stub", 1);
+        s.submitMode = StubProvider.SubmitMode.FAIL;
+        RdmaManager caller = manager(s);
+        RdmaRemoteBuffer remote = caller.register(arena.allocate(8)).join();
+        CompletableFuture<Void> f = caller.newAction().readInto(remote, arena.allocate(8)).submit(TIMEOUT);
+
+        Throwable seenByStage = f.handle((ok, t) -> t).get();
+        ExecutionException e = assertThrows(ExecutionException.class, f::get);
+
+        assertInstanceOf(RdmaSubmitException.class, assertInstanceOf(CompletionException.class, seenByStage).getCause());
+        assertInstanceOf(RdmaSubmitException.class, e.getCause());
     }
 
     @Test

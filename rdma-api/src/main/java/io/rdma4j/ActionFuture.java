@@ -1,0 +1,134 @@
+package io.rdma4j;
+
+import io.rdma4j.internal.Errors;
+import io.rdma4j.spi.Watchdog;
+
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.RunnableFuture;
+
+/**
+ * The future of a submitted action, handed to the caller as it is (no wrapping future per
+ * action). It completes with the {@link RdmaResult} (or {@code null} when none was asked for),
+ * or exceptionally with a {@link CompletionException} around an {@link RdmaSubmitException},
+ * as a dependent stage would. {@code cancel()} reaches every transport's future; {@link #join()}
+ * first lets the joining thread do the transports' work itself, where a transport offers it
+ * ({@link #help()}), instead of waiting for one of the transport's threads to do it and then
+ * wake this one. {@link #onEnd} lets the submitting {@link RdmaAction} know when the action ends.
+ */
+final class ActionFuture extends CompletableFuture<RdmaResult> {
+    private static final VarHandle END_HOOK;
+    private static final Object ENDED = new Object();
+
+    static {
+        try {
+            END_HOOK = MethodHandles.lookup().findVarHandle(ActionFuture.class, "endHook", Object.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
+    private final Dispatcher dispatcher;
+    private final ActionGroup groups;
+    private final long startNanos;
+    private final boolean wantResult;
+    /** Set before the transports' futures are watched, so {@link #finish()} sees it; {@code null} when none was needed. */
+    Watchdog.Guard guard;
+    /** {@code null}, the {@link RdmaAction} to tell when the action ends, or {@link #ENDED}. */
+    @SuppressWarnings("unused") // through END_HOOK
+    private volatile Object endHook;
+
+    ActionFuture(Dispatcher dispatcher, ActionGroup groups, long startNanos, boolean wantResult) {
+        this.dispatcher = dispatcher;
+        this.groups = groups;
+        this.startNanos = startNanos;
+        this.wantResult = wantResult;
+    }
+
+    /**
+     * For each transport whose future is a {@link RunnableFuture} and not done, calls its
+     * {@code run()}: by the {@link io.rdma4j.spi.Transport#submit} contract it does the work
+     * that no thread has started yet on the calling thread, and otherwise returns at once. It
+     * does not wait for work another thread is doing.
+     */
+    void help() {
+        for (ActionGroup g = groups; g != null; g = g.next) {
+            if (g.running instanceof RunnableFuture<?> work && !work.isDone()) {
+                work.run();
+            }
+        }
+    }
+
+    /**
+     * Runs the transports' pending work on this thread ({@link #help()}), unless the thread is
+     * interrupted, then waits for the action.
+     */
+    @Override
+    public RdmaResult join() {
+        if (!isDone() && !Thread.currentThread().isInterrupted()) {
+            help();
+        }
+        return super.join();
+    }
+
+    /**
+     * Tells {@code submitter} when the action ends ({@link RdmaAction#submitEnded()}), before its
+     * future completes or is cancelled; at once, on this thread, when it already ended. At most one.
+     */
+    void onEnd(RdmaAction submitter) {
+        if (!END_HOOK.compareAndSet(this, null, submitter)) {
+            submitter.submitEnded();
+        }
+    }
+
+    private void ended() {
+        if (END_HOOK.getAndSet(this, ENDED) instanceof RdmaAction submitter) {
+            submitter.submitEnded();
+        }
+    }
+
+    /** Once every group's future completed: frees what the action held and completes this future. */
+    void finish() {
+        if (guard != null) {
+            guard.disarm();
+        }
+        long end = System.nanoTime(); // one reading times the action and each of its groups
+        Map<String, Throwable> failures = null;
+        for (ActionGroup g = groups; g != null; g = g.next) {
+            g.releaseHeld();
+            Throwable failure = null;
+            if (g.running.isCompletedExceptionally()) {
+                failure = Errors.toPublic(g.transport.name(), g.running.isCancelled()
+                        ? new CancellationException("cancelled") : g.running.exceptionNow());
+                if (failures == null) {
+                    failures = new LinkedHashMap<>();
+                }
+                failures.put(g.transport.name(), failure);
+            }
+            g.finish(dispatcher.stats(), failure, end);
+        }
+        ended();
+        if (failures == null) {
+            complete(wantResult ? dispatcher.result(groups, startNanos, end) : null);
+        } else {
+            completeExceptionally(new CompletionException(new RdmaSubmitException(failures)));
+        }
+    }
+
+    @Override
+    public boolean cancel(boolean mayInterruptIfRunning) {
+        boolean cancelled = super.cancel(mayInterruptIfRunning);
+        if (cancelled) {
+            ended();
+            for (ActionGroup g = groups; g != null; g = g.next) {
+                g.running.cancel(false); // obliges the transport to stop touching the caller's memory
+            }
+        }
+        return cancelled;
+    }
+}

@@ -1,0 +1,108 @@
+package io.rdma4j;
+
+import io.rdma4j.internal.LocalMemoryCache;
+import io.rdma4j.spi.TransportOp;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.function.BiConsumer;
+
+/**
+ * An action's ops for one transport, and the cached local memory they hold. An action's groups
+ * form a list through {@link #next}, in the order the ops first used them.
+ */
+final class ActionGroup implements BiConsumer<Object, Throwable> {
+
+    /**
+     * Asks whether action events are recorded: {@link jdk.jfr.Event#isEnabled()} reads the event
+     * type's setting, not the instance, so one shared instance answers for all and no event object
+     * is allocated per action while recording is off.
+     */
+    private static final RdmaEvents.Action EVENTS = new RdmaEvents.Action();
+
+    final OpenTransport transport;
+    final int rank;
+    final int maxOps;
+    /** The ops, once {@link #seal()}ed: immutable, so a transport may keep it without a copy. */
+    List<TransportOp> ops;
+    private TransportOp first;
+    private List<TransportOp> more;
+    /** The next group of the action, or {@code null}. */
+    ActionGroup next;
+    /** Local memory taken from the transport's cache for these ops; {@code null} until the first. */
+    List<LocalMemoryCache.Entry> held;
+    volatile CompletableFuture<Void> running;
+    /** The action's future, which this group (the first one) completes when the group's future does. */
+    ActionFuture action;
+    long startNanos;
+    RdmaEvents.Action event;
+
+    ActionGroup(OpenTransport transport, int rank, int maxOps) {
+        this.transport = transport;
+        this.rank = rank;
+        this.maxOps = maxOps;
+    }
+
+    void add(TransportOp op) {
+        if (first == null) {
+            first = op;
+            return;
+        }
+        if (more == null) {
+            more = new ArrayList<>(Math.min(maxOps, 16));
+            more.add(first);
+        }
+        more.add(op);
+    }
+
+    /** Fixes the ops list; no op is added afterwards. */
+    void seal() {
+        ops = more == null ? List.of(first) : List.copyOf(more);
+    }
+
+    void hold(LocalMemoryCache.Entry entry) {
+        if (held == null) {
+            held = new ArrayList<>(1);
+        }
+        held.add(entry);
+    }
+
+    void start(long nowNanos) {
+        if (EVENTS.isEnabled()) {
+            RdmaEvents.Action e = new RdmaEvents.Action();
+            e.begin();
+            event = e;
+        }
+        startNanos = nowNanos;
+    }
+
+    /** Counts the finished group and records its event. */
+    void finish(ManagerStats stats, Throwable failure, long endNanos) {
+        stats.group(rank, ops, endNanos - startNanos, failure != null);
+        RdmaEvents.Action e = event;
+        if (e != null && e.shouldCommit()) {
+            e.transport = transport.name();
+            e.ops = ops.size();
+            for (TransportOp op : ops) {
+                e.bytes += op.length();
+                e.reads += op.type() == TransportOp.OpType.READ_INTO_LOCAL ? 1 : 0;
+            }
+            e.outcome = RdmaEvents.outcome(failure);
+            e.commit();
+        }
+    }
+
+    void releaseHeld() {
+        if (held != null) {
+            held.forEach(LocalMemoryCache.Entry::release);
+            held = null;
+        }
+    }
+
+    /** The transports' futures all completed (this one, or the {@code allOf} of the action's): ends the action. */
+    @Override
+    public void accept(Object ignored, Throwable alsoIgnored) {
+        action.finish();
+    }
+}
