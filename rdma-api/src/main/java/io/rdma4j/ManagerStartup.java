@@ -22,7 +22,6 @@ import java.net.InetAddress;
 import java.net.UnknownHostException;
 import java.io.IOException;
 import java.security.SecureRandom;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
@@ -199,9 +198,6 @@ final class ManagerStartup {
                     endpoint, watchdog, ring, dispatcher, stats, List.copyOf(discovered)));
             control.releaseWith(m::release);
             control.ready();
-            if (transports.stream().anyMatch(t -> t.local() != null)) {
-                m.sweepLocalMemoryEvery(Duration.ofSeconds(1));
-            }
             LOG.log(Level.DEBUG, () -> "rdma4j manager " + m.incarnation() + " ready on " + endpoint
                     + " with transports " + m.transports());
             return m;

@@ -1,6 +1,7 @@
 package io.rdma4j;
 
 import io.rdma4j.internal.Errors;
+import io.rdma4j.internal.LocalMemorySweeper;
 import io.rdma4j.internal.RegistrationTable;
 import io.rdma4j.internal.ResolvedSettings;
 import io.rdma4j.internal.control.ControlClient;
@@ -75,6 +76,7 @@ public final class RdmaManager implements AutoCloseable {
     private final Dispatcher dispatcher;
     private final ManagerStats stats;
     private final List<TransportInfo> discovered;
+    private final LocalMemorySweeper sweeper;
     private final AtomicBoolean closed = new AtomicBoolean();
 
     /** The started parts of a manager; assigning them starts nothing and publishes nothing. */
@@ -99,16 +101,8 @@ public final class RdmaManager implements AutoCloseable {
         this.dispatcher = p.dispatcher;
         this.stats = p.stats;
         this.discovered = p.discovered;
-    }
-
-    /** Drops prepared local memory of closed arenas every {@code period}, until the manager closes. */
-    void sweepLocalMemoryEvery(Duration period) {
-        watchdog.arm(period.toNanos(), () -> {
-            if (!closed.get()) {
-                dispatcher.sweepLocalMemory();
-                sweepLocalMemoryEvery(period);
-            }
-        });
+        this.sweeper = new LocalMemorySweeper(p.transports.stream().map(OpenTransport::local).filter(Objects::nonNull).toList(),
+                p.watchdog);
     }
 
     // ------------------------------------------------------------------ construction
@@ -427,9 +421,14 @@ public final class RdmaManager implements AutoCloseable {
         SharedManager.closeLingeringEndpoints();
     }
 
-    /** Drops prepared local memory of closed arenas now, as the periodic sweep does (tests). */
+    /** Drops prepared local memory of closed arenas now, as the scheduled sweep does, and schedules the next (tests). */
     void sweepLocalMemory() {
-        dispatcher.sweepLocalMemory();
+        sweeper.sweepNow();
+    }
+
+    /** What schedules the sweeps of prepared local memory (tests). */
+    LocalMemorySweeper localMemorySweeper() {
+        return sweeper;
     }
 
     Thread registrationThread() {
@@ -462,6 +461,7 @@ public final class RdmaManager implements AutoCloseable {
             return;
         }
         control.failed("manager closed");
+        sweeper.close();
         if (ring.isConsumerThread()) {
             // Called from a continuation of one of our futures: finish on another thread.
             Thread.ofPlatform().name("rdma4j-close").daemon().start(this::finishClose);

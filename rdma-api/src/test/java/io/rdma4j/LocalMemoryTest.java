@@ -1,5 +1,7 @@
 package io.rdma4j;
 
+import io.rdma4j.internal.LocalMemorySweeper;
+import io.rdma4j.spi.NanoClock;
 import io.rdma4j.testing.Managers;
 import io.rdma4j.testing.StubProvider;
 import org.junit.jupiter.api.Test;
@@ -8,13 +10,17 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
+import java.util.stream.Stream;
 
+import static org.junit.jupiter.api.Assertions.assertAll;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-/** Prepared local memory: made once per segment, never for registered memory, closed exactly once. */
+/** Prepared local memory: made once per segment, never for registered memory, closed exactly once, swept only while cached. */
 class LocalMemoryTest {
 
     private static final Duration TIMEOUT = Duration.ofSeconds(30);
@@ -26,8 +32,12 @@ class LocalMemoryTest {
     private final StubProvider holderSide = new StubProvider("verbs", 1);
 
     private RdmaManager holder(String... settings) {
+        return holder(NanoClock.SYSTEM, settings);
+    }
+
+    private RdmaManager holder(NanoClock clock, String... settings) {
         holderSide.preparesLocal = true;
-        RdmaManagerBuilder b = RdmaManager.newBuilder().isolated().providers(List.of(holderSide));
+        RdmaManagerBuilder b = RdmaManager.newBuilder().isolated().providers(List.of(holderSide)).clock(clock);
         for (int i = 0; i < settings.length; i += 2) {
             b.set(settings[i], settings[i + 1]);
         }
@@ -91,6 +101,54 @@ class LocalMemoryTest {
         holder.close();
         assertEquals(new HashSet<>(holderSide.prepared), new HashSet<>(holderSide.closedLocal));
         assertEquals(holderSide.prepared.size(), holderSide.closedLocal.size(), "closed exactly once each");
+    }
+
+    @Test
+    void sweeps_scheduleNoneWhileNothingIsCached_backOffWhileNothingIsDropped_andComeBackWithANewEntry() {
+        NanoClock stopped = () -> 0;           // the watchdog never finds a sweep due: the test runs each one
+        RdmaManager holder = holder(stopped);
+        LocalMemorySweeper sweeper = holder.localMemorySweeper();
+        RdmaRemoteBuffer remote = remote();
+        assertNull(sweeper.nextDelay(), "nothing cached: no sweep scheduled");
+        Arena arena = Arena.ofShared();
+        holder.read(remote, arena.allocate(64), TIMEOUT).join();
+        List<Duration> delays = new ArrayList<>(List.of(sweeper.nextDelay()));
+        for (int i = 0; i < 7; i++) {
+            holder.sweepLocalMemory();         // drops nothing: the arena is open
+            delays.add(sweeper.nextDelay());
+        }
+
+        arena.close();
+        holder.sweepLocalMemory();
+        Duration afterDrop = sweeper.nextDelay();
+        long scheduledWhileEmpty = sweeper.scheduledCount();
+        holder.sweepLocalMemory();
+        long scheduledAfterAnotherSweep = sweeper.scheduledCount();
+        holder.read(remote, managers.arena().allocate(64), TIMEOUT).join();
+
+        assertAll(
+                () -> assertEquals(Stream.of(1, 2, 4, 8, 16, 32, 32, 32).map(Duration::ofSeconds).toList(), delays,
+                        "doubling up to 32 s while nothing is dropped"),
+                () -> assertEquals(1, holderSide.closedLocal.size(), "the closed arena's preparation was dropped"),
+                () -> assertNull(afterDrop, "nothing cached any more: no sweep scheduled"),
+                () -> assertEquals(scheduledWhileEmpty, scheduledAfterAnotherSweep, "an empty cache schedules nothing"),
+                () -> assertEquals(Duration.ofSeconds(1), sweeper.nextDelay(), "a new entry: a sweep within 1 s"));
+    }
+
+    @Test
+    void newEntry_bringsABackedOffSweepBackToOneSecond() {
+        RdmaManager holder = holder(() -> 0);
+        LocalMemorySweeper sweeper = holder.localMemorySweeper();
+        RdmaRemoteBuffer remote = remote();
+        holder.read(remote, managers.arena().allocate(64), TIMEOUT).join();
+        for (int i = 0; i < 5; i++) {
+            holder.sweepLocalMemory();
+        }
+        assertEquals(Duration.ofSeconds(32), sweeper.nextDelay());
+
+        holder.read(remote, managers.arena().allocate(64), TIMEOUT).join();
+
+        assertEquals(Duration.ofSeconds(1), sweeper.nextDelay());
     }
 
     @Test

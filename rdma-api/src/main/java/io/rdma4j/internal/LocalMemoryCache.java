@@ -8,15 +8,18 @@ import io.rdma4j.spi.Transport;
 
 import java.lang.System.Logger.Level;
 import java.lang.foreign.MemorySegment;
+import java.util.Map;
+import java.util.Objects;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * One transport's prepared local memory ({@link Transport#prepareLocal}), cached and bounded.
  *
  * <p>Keyed by a segment's address and size. An entry whose segment's arena was closed is never
- * handed out again: a lookup that finds one replaces it, and {@link #sweep()} drops them all. A
- * prepared handle is closed exactly once, when it left the cache (evicted, replaced, swept,
- * cleared) and no op uses it any more.
+ * handed out again: a lookup that finds one replaces it, and {@link #sweep()} drops them all (the
+ * manager's {@link LocalMemorySweeper} calls it while the cache holds entries). A prepared handle
+ * is closed exactly once, when it left the cache (evicted, replaced, swept, cleared) and no op uses
+ * it any more.
  */
 public final class LocalMemoryCache {
 
@@ -24,6 +27,7 @@ public final class LocalMemoryCache {
 
     private final Transport transport;
     private final Cache<Key, Entry> entries;
+    private volatile Runnable onEntryAdded = () -> { };
 
     private record Key(long address, long size) {
     }
@@ -116,6 +120,7 @@ public final class LocalMemoryCache {
                     e = raced;
                 } else {
                     e = fresh;
+                    onEntryAdded.run();
                 }
             }
             if (e.acquire()) {
@@ -124,10 +129,30 @@ public final class LocalMemoryCache {
         }
     }
 
-    /** Drops every entry whose segment's arena was closed. */
-    public void sweep() {
-        entries.asMap().entrySet().removeIf(en -> !en.getValue().segment.scope().isAlive());
+    /**
+     * Runs {@code listener} each time this cache gains an entry, on the thread that prepared it
+     * (after {@link Transport#prepareLocal}, so rarely); it must be short and must not throw.
+     *
+     * @param listener replaces the previous one
+     */
+    public void onEntryAdded(Runnable listener) {
+        onEntryAdded = Objects.requireNonNull(listener, "listener");
+    }
+
+    /**
+     * Drops every entry whose segment's arena was closed.
+     *
+     * @return how many it dropped
+     */
+    public int sweep() {
+        int dropped = 0;
+        for (Map.Entry<Key, Entry> en : entries.asMap().entrySet()) {
+            if (!en.getValue().segment.scope().isAlive() && entries.asMap().remove(en.getKey(), en.getValue())) {
+                dropped++;
+            }
+        }
         entries.cleanUp();
+        return dropped;
     }
 
     /** How many handles are cached. */
