@@ -51,14 +51,15 @@ final class ActionFuture extends CompletableFuture<RdmaResult> {
     }
 
     /**
-     * For each transport whose future is a {@link RunnableFuture} and not done, calls its
-     * {@code run()}: by the {@link io.rdma4j.spi.Transport#submit} contract it does the work
-     * that no thread has started yet on the calling thread, and otherwise returns at once. It
-     * does not wait for work another thread is doing.
+     * For each transport whose future is a {@link RunnableFuture}, calls its {@code run()}: by the
+     * {@link io.rdma4j.spi.Transport#submit} contract it does the work that no thread has started
+     * yet on the calling thread, and otherwise returns at once. It does not wait for work another
+     * thread is doing. It calls it on a done future too: a transport may learn from the call that
+     * its caller waits for its futures (TCP then stops waking a thread per submit).
      */
     void help() {
         for (ActionGroup g = groups; g != null; g = g.next) {
-            if (g.running instanceof RunnableFuture<?> work && !work.isDone()) {
+            if (g.running instanceof RunnableFuture<?> work) {
                 work.run();
             }
         }
@@ -70,7 +71,7 @@ final class ActionFuture extends CompletableFuture<RdmaResult> {
      */
     @Override
     public RdmaResult join() {
-        if (!isDone() && !Thread.currentThread().isInterrupted()) {
+        if (!Thread.currentThread().isInterrupted()) {
             help();
         }
         return super.join();

@@ -1,6 +1,11 @@
 package io.rdma4j.tcp;
 
+import io.rdma4j.spi.Deadline;
+import io.rdma4j.spi.TransportOp;
+
 import java.nio.channels.ClosedChannelException;
+import java.time.Duration;
+import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
@@ -35,12 +40,61 @@ final class TcpSubmission extends CompletableFuture<Void> implements RunnableFut
     }
 
     private final Set<TcpConnection> exchanging = ConcurrentHashMap.newKeySet();
+    private final List<TransportOp> ops;
+    private final Deadline deadline;
+    private final Duration budget;
     private final Work work;
     private final AtomicReference<Thread> runner = new AtomicReference<>();
     private volatile boolean aborted;
+    /** The submitting thread's habit, when the submit came through {@link TcpStarter}; {@code null} otherwise. */
+    private TcpStarter.Habit habit;
+    private long seq;
+    private long submitNanos;
+    private long joinByNanos;
 
-    TcpSubmission(Work work) {
+    /**
+     * @param ops      the submit's ops, immutable
+     * @param deadline when they must have finished
+     * @param budget   the time they had at submit (for messages)
+     * @param work     runs them on the calling thread, which claimed them, and completes this future
+     */
+    TcpSubmission(List<TransportOp> ops, Deadline deadline, Duration budget, Work work) {
+        this.ops = ops;
+        this.deadline = deadline;
+        this.budget = budget;
         this.work = work;
+    }
+
+    List<TransportOp> ops() {
+        return ops;
+    }
+
+    Deadline deadline() {
+        return deadline;
+    }
+
+    Duration budget() {
+        return budget;
+    }
+
+    /**
+     * Notes, before the submit is started or deferred, which thread's habit it belongs to: a
+     * thread that waits for it within the join window ({@link #run()}) counts for that habit.
+     */
+    void expectJoin(TcpStarter.Habit habit, long seq, long submitNanos, long joinByNanos) {
+        this.habit = habit;
+        this.seq = seq;
+        this.submitNanos = submitNanos;
+        this.joinByNanos = joinByNanos;
+    }
+
+    long submitNanos() {
+        return submitNanos;
+    }
+
+    /** Whether a thread claimed the ops. */
+    boolean isClaimed() {
+        return runner.get() != null;
     }
 
     /**
@@ -60,10 +114,15 @@ final class TcpSubmission extends CompletableFuture<Void> implements RunnableFut
      * Runs the submit's ops on the calling thread and completes this future, unless another
      * thread claimed them first (or the future is done): then returns at once, without waiting for
      * that thread. A thread about to wait for the future calls it (the manager's {@code join()}
-     * does), so that a transfer nobody started yet needs no hand-off to a pool thread and back.
+     * does), so that a transfer nobody started yet needs no hand-off to a pool thread and back. The
+     * call counts as a join for the submitting thread's habit ({@link TcpStarter}), done or not.
      */
     @Override
     public void run() {
+        TcpStarter.Habit h = habit;
+        if (h != null) {
+            h.joined(seq, joinByNanos);
+        }
         if (!isDone() && claim()) {
             work.run(this);
         }

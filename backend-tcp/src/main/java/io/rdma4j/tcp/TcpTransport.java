@@ -54,6 +54,8 @@ final class TcpTransport implements Transport {
     private final Set<TcpSubmission> inFlight = ConcurrentHashMap.newKeySet();
     private final AtomicLong submitSeq = new AtomicLong();
     private final AtomicBoolean closed = new AtomicBoolean();
+    private final TcpSubmission.Work runHere = this::runHere;
+    private final TcpStarter starter = new TcpStarter(threads, this::startOnPool);
     private volatile boolean closing;
 
     private TcpTransport(TransportContext context) throws IOException {
@@ -143,7 +145,9 @@ final class TcpTransport implements Transport {
      * Hands the ops to a pool thread and returns their future. The future is a
      * {@link java.util.concurrent.RunnableFuture}: a thread that is about to wait for it and calls
      * {@code run()} first (the manager's {@code join()} does) runs the ops itself when the pool
-     * thread has not started them yet, which saves waking that thread and being woken by it.
+     * thread has not started them yet, which saves waking that thread and being woken by it. When
+     * the submitting thread joins its submits at once, no pool thread is woken unless nobody
+     * claims the ops within a few hundred microseconds ({@link TcpStarter}).
      */
     @Override
     public CompletableFuture<Void> submit(List<TransportOp> ops, Deadline deadline) {
@@ -155,18 +159,26 @@ final class TcpTransport implements Transport {
         if (batch.isEmpty()) {
             return CompletableFuture.completedFuture(null);
         }
-        Duration budget = deadline.remaining();
-        TcpSubmission result = new TcpSubmission(s -> runHere(batch, deadline, budget, s));
+        TcpSubmission result = new TcpSubmission(batch, deadline, deadline.remaining(), runHere);
         inFlight.add(result);
         if (closing) { // close() may have missed it: it reads inFlight after setting closing
             inFlight.remove(result);
             result.completeExceptionally(closedError());
             return result;
         }
+        starter.start(result);
+        return result;
+    }
+
+    /** Starts a submit's ops on a pool thread, which runs them unless another thread claimed them first. */
+    private void startOnPool(TcpSubmission result) {
+        if (result.isDone()) {
+            return;
+        }
         try {
             threads.start("rdma4j-tcp-submit-" + submitSeq.incrementAndGet(), () -> {
                 if (result.claim()) {
-                    runBatch(batch, deadline, budget, result);
+                    runBatch(result);
                 }
             }, failure -> {
                 if (result.claimedBy(Thread.currentThread())) {
@@ -178,7 +190,6 @@ final class TcpTransport implements Transport {
             inFlight.remove(result);
             result.completeExceptionally(new TransportException(Kind.INTERNAL, "cannot start a tcp transfer thread: " + e, e));
         }
-        return result;
     }
 
     /**
@@ -195,8 +206,7 @@ final class TcpTransport implements Transport {
         if (batch.isEmpty()) {
             return;
         }
-        Duration budget = deadline.remaining();
-        TcpSubmission result = new TcpSubmission(s -> runHere(batch, deadline, budget, s));
+        TcpSubmission result = new TcpSubmission(batch, deadline, deadline.remaining(), runHere);
         inFlight.add(result);
         if (closing) {
             inFlight.remove(result);
@@ -212,10 +222,10 @@ final class TcpTransport implements Transport {
     }
 
     /** Runs a submit's ops on the calling thread, which claimed them, and completes its future. */
-    private void runHere(List<TransportOp> batch, Deadline deadline, Duration budget, TcpSubmission submission) {
+    private void runHere(TcpSubmission submission) {
         TransportException failure = null;
         try {
-            runBatch(batch, deadline, budget, submission);
+            runBatch(submission);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             failure = new TransportException(Kind.INTERNAL, "interrupted during a tcp transfer", e);
@@ -237,8 +247,10 @@ final class TcpTransport implements Transport {
         return new TransportException(Kind.INTERNAL, "tcp transfer failed: " + failure, failure);
     }
 
-    private void runBatch(List<TransportOp> batch, Deadline deadline, Duration budget, TcpSubmission submission)
-            throws InterruptedException {
+    private void runBatch(TcpSubmission submission) throws InterruptedException {
+        List<TransportOp> batch = submission.ops();
+        Deadline deadline = submission.deadline();
+        Duration budget = submission.budget();
         for (int i = 0; i < batch.size(); i++) {
             String where = batch.size() == 1 ? "" : " (op " + (i + 1) + " of " + batch.size() + ")";
             TransportOp op = batch.get(i);
@@ -259,6 +271,7 @@ final class TcpTransport implements Transport {
             return;
         }
         closing = true;
+        starter.close();
         server.close();
         pool.close();
         for (TcpSubmission f : inFlight) {

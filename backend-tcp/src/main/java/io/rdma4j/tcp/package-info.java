@@ -8,7 +8,9 @@
  *  ---------------------------                          -----------------------
  *  caller: backend.submit(ops, deadline)
  *    | returns a future at once; the ops run on the first thread to claim them: the pool thread
- *    | started for them, or the caller itself when it waits (the manager's join() runs the future)
+ *    | started for them, or the caller itself when it waits (the manager's join() runs the future);
+ *    | a thread that joined its last submits at once gets no pool thread started, unless nobody
+ *    | claims the ops within ~50 us to 1 ms ([rdma4j-tcp-starter], see TcpStarter)
  *    v
  *  [rdma4j-tcp-submit-N]  ops one after another          [rdma4j-tcp-accept-PORT]
  *    | per op: chunks of maxChunkMiB                        | accept()

@@ -1,7 +1,10 @@
 package io.rdma4j.tcp;
 
+import io.rdma4j.spi.Deadline;
 import org.junit.jupiter.api.Test;
 
+import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -16,10 +19,15 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 /** A submit's ops run on exactly one thread: the first that claims them, the pool's or a waiting caller's. */
 class TcpSubmissionTest {
 
+    /** A submission of no ops whose work is {@code work}. */
+    static TcpSubmission submission(TcpSubmission.Work work) {
+        return new TcpSubmission(List.of(), Deadline.after(Duration.ofSeconds(10)), Duration.ofSeconds(10), work);
+    }
+
     @Test
     void run_unclaimed_runsTheWorkOnTheCallingThreadAndCompletes() {
         AtomicReference<Thread> ranOn = new AtomicReference<>();
-        TcpSubmission s = new TcpSubmission(self -> {
+        TcpSubmission s = submission(self -> {
             ranOn.set(Thread.currentThread());
             self.finish(null);
         });
@@ -34,7 +42,7 @@ class TcpSubmissionTest {
     @Test
     void run_twice_runsTheWorkOnce() {
         AtomicInteger runs = new AtomicInteger();
-        TcpSubmission s = new TcpSubmission(self -> runs.incrementAndGet()); // leaves the future incomplete
+        TcpSubmission s = submission(self -> runs.incrementAndGet()); // leaves the future incomplete
 
         s.run();
         s.run();
@@ -45,7 +53,7 @@ class TcpSubmissionTest {
     @Test
     void run_afterAnotherThreadClaimed_returnsWithoutRunningOrWaiting() throws Exception {
         AtomicInteger runs = new AtomicInteger();
-        TcpSubmission s = new TcpSubmission(self -> runs.incrementAndGet());
+        TcpSubmission s = submission(self -> runs.incrementAndGet());
         CountDownLatch claimed = new CountDownLatch(1);
         CountDownLatch release = new CountDownLatch(1);
         Thread pool = Thread.ofPlatform().start(() -> {
@@ -74,7 +82,7 @@ class TcpSubmissionTest {
     @Test
     void run_onAFailedFuture_runsNothing() {
         AtomicInteger runs = new AtomicInteger();
-        TcpSubmission s = new TcpSubmission(self -> runs.incrementAndGet());
+        TcpSubmission s = submission(self -> runs.incrementAndGet());
         s.completeExceptionally(new IllegalStateException("closed"));
 
         s.run();
@@ -85,7 +93,7 @@ class TcpSubmissionTest {
 
     @Test
     void finish_afterAbort_leavesTheFutureToWhoeverAborted() {
-        TcpSubmission s = new TcpSubmission(self -> self.finish(null));
+        TcpSubmission s = submission(self -> self.finish(null));
         s.abort();
 
         s.run();
