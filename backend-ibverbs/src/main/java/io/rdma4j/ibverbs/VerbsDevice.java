@@ -22,16 +22,22 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * One opened RDMA device as the transport uses it: its context, one protection domain, one
  * completion channel and one completion queue shared by all its queue pairs, and the one poller
- * thread that serves that queue. The poller spins for the configured busy-poll time on an empty
- * queue, then arms it and sleeps on the completion channel without a timeout, so an idle device
- * costs no CPU; {@link #close} wakes it through a {@link Wakeup}.
+ * thread that serves that queue. The poller spins on an empty queue until the configured
+ * busy-poll time has passed since any thread last took a completion, then arms the queue and
+ * sleeps on the completion channel without a timeout, so an idle device costs no CPU; {@link
+ * #close} wakes it through a {@link Wakeup}. A thread waiting for its own ops may poll the queue
+ * too ({@link #pollOnce}): it then needs no wakeup, and while such ops keep coming the poller keeps
+ * spinning instead of arming the queue, so they raise no completion events either.
  *
- * <p>Thread-safe. {@link #close} stops the poller, then closes the context, which frees every
- * queue pair, memory region and queue created from it.
+ * <p>Thread-safe: one thread at a time takes completions off the queue (under a lock), and
+ * delivers them after letting go of it. {@link #close} stops the poller, waits for a caller's
+ * poll in progress, then closes the context, which frees every queue pair, memory region and
+ * queue created from it.
  */
 final class VerbsDevice implements AutoCloseable {
 
@@ -59,8 +65,14 @@ final class VerbsDevice implements AutoCloseable {
     private final AtomicLong nextWorkRequestId = new AtomicLong(1);
     private final Thread poller;
     private volatile boolean closing;
-    /** Work completions the poller took off the queue; written by the poller only. */
-    private volatile long completions;
+    /** Held while a thread takes completions off the queue into {@link #polled}; close() takes it after {@link #closing}. */
+    private final ReentrantLock pollLock = new ReentrantLock();
+    /** Where {@code ibv_poll_cq} writes; guarded by {@link #pollLock}, freed by close(). */
+    private final WorkCompletions polled;
+    /** When a thread last took completions off the queue ({@link System#nanoTime}); the poller spins for the busy-poll window after it. */
+    private volatile long lastCompletion = System.nanoTime();
+    /** Work completions taken off the queue so far, by the poller and by waiting callers. */
+    private final AtomicLong completions = new AtomicLong();
     /** Times the poller came back from sleeping on the completion channel; written by the poller only. */
     private volatile long wakeups;
     /** Whether the poller sleeps on the completion channel (or is about to). */
@@ -79,6 +91,7 @@ final class VerbsDevice implements AutoCloseable {
         this.channel = context.createCompletionChannel();
         this.cq = context.createCompletionQueue(Math.min(cqEntries, attributes.maxCqe()), channel);
         this.cqRoom = new AtomicInteger(cq.entries());
+        this.polled = WorkCompletions.allocate(POLL_BATCH);
         this.wakeup = Wakeup.create();        // last: a failure above leaves nothing but what closing the context frees
         this.poller = Thread.ofPlatform().daemon().name("rdma4j-verbs-poller-" + name).unstarted(this::poll);
     }
@@ -196,37 +209,27 @@ final class VerbsDevice implements AutoCloseable {
     }
 
     private void poll() {
-        try (WorkCompletions wcs = WorkCompletions.allocate(POLL_BATCH)) {
-            long idleSince = 0;
+        try {
             while (!closing) {
-                int n = cq.poll(wcs);
-                if (n > 0) {
-                    deliver(wcs, n);
-                    resumeStarved();
-                    idleSince = 0;
+                if (pollOnce(true) > 0) {
                     continue;
                 }
-                long now = System.nanoTime();
-                if (idleSince == 0) {
-                    idleSince = now;
-                }
-                if (now - idleSince < busyPollNanos) {
+                if (System.nanoTime() - lastCompletion < busyPollNanos) {    // taken by anyone, waiting callers too
                     Thread.onSpinWait();
                     continue;
                 }
+                if (closing) {
+                    break;
+                }
                 cq.requestNotification(false);
-                n = cq.poll(wcs);          // a completion that came before the arming raises no event
-                if (n > 0) {
-                    deliver(wcs, n);
-                    resumeStarved();
-                    idleSince = 0;
+                if (pollOnce(true) > 0) {      // a completion that came before the arming raises no event
                     continue;
                 }
                 parked = true;
                 channel.awaitEvent(-1, wakeup);     // no timeout: a completion or close() ends it
                 parked = false;
                 wakeups++;
-                idleSince = 0;
+                lastCompletion = System.nanoTime();     // spin a while: a waiting caller may have taken the completion
             }
         } catch (RuntimeException | Error e) {
             if (!closing) {
@@ -236,6 +239,44 @@ final class VerbsDevice implements AutoCloseable {
         }
     }
 
+    /**
+     * Takes up to {@link #POLL_BATCH} completions off the queue and delivers them on the calling
+     * thread: their chunks complete, their connections post what waits, and connections starved
+     * of completion-queue room resume. The poller calls it, and so may a thread waiting for its
+     * own ops, which then needs no wakeup.
+     *
+     * @param wait whether to wait while another thread polls (the poller); callers pass false and
+     *             leave the completions to that thread
+     * @return completions delivered; 0 when none waited, another thread was polling, or the device is closing
+     */
+    int pollOnce(boolean wait) {
+        long[] taken;
+        if (wait) {
+            pollLock.lock();
+        } else if (!pollLock.tryLock()) {
+            return 0;
+        }
+        try {
+            if (closing) {
+                return 0;
+            }
+            int n = cq.poll(polled);
+            if (n == 0) {
+                return 0;
+            }
+            taken = new long[2 * n];        // copied out: delivery runs unlocked and may poll again (nested waits)
+            for (int i = 0; i < n; i++) {
+                taken[2 * i] = polled.workRequestId(i);
+                taken[2 * i + 1] = (long) polled.status(i) << 32 | Integer.toUnsignedLong(polled.vendorError(i));
+            }
+        } finally {
+            pollLock.unlock();
+        }
+        lastCompletion = System.nanoTime();
+        deliver(taken);
+        resumeStarved();
+        return taken.length / 2;
+    }
     /**
      * Times the poller woke from the completion channel so far: one per completion event (or
      * close). Stays still while the device is idle: the poller sleeps without a timeout.
@@ -256,18 +297,19 @@ final class VerbsDevice implements AutoCloseable {
 
     /** Work completions taken off this device's queue so far (for tests and diagnostics). */
     long completions() {
-        return completions;
+        return completions.get();
     }
 
-    private void deliver(WorkCompletions wcs, int n) {
-        completions += n;      // the poller is the only writer
-        for (int i = 0; i < n; i++) {
-            VerbsConnection.Chunk c = inFlight.remove(wcs.workRequestId(i));
+    /** {@code taken}: per completion its work request id, then its status (high half) and vendor error (low half). */
+    private void deliver(long[] taken) {
+        completions.addAndGet(taken.length / 2);
+        for (int i = 0; i < taken.length; i += 2) {
+            VerbsConnection.Chunk c = inFlight.remove(taken[i]);
             if (c != null) {
-                int status = wcs.status(i);
+                int status = (int) (taken[i + 1] >>> 32);
                 c.completed(status, status == Ibv.IBV_WC_SUCCESS ? null
                         : WorkCompletions.statusText(status) + " (status " + status + ", vendor error 0x"
-                        + Integer.toHexString(wcs.vendorError(i)) + ")");
+                        + Integer.toHexString((int) taken[i + 1]) + ")");
             }
         }
     }
@@ -309,7 +351,13 @@ final class VerbsDevice implements AutoCloseable {
         } else {
             wakeup.close();
         }
-        context.close();
+        pollLock.lock();        // a caller's poll in progress ends first; later ones see closing
+        try {
+            polled.close();
+            context.close();
+        } finally {
+            pollLock.unlock();
+        }
         failAll("the ibverbs transport closed");
     }
 

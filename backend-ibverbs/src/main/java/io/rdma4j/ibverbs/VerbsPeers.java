@@ -63,12 +63,16 @@ final class VerbsPeers implements AutoCloseable {
         }
     }
 
+    /** What a {@link Group} serves: a local device, and one device of one owner incarnation. */
+    private record GroupKey(VerbsDevice local, Endpoint owner, String incarnation, String peerDevice) {
+    }
+
     private final TransportContext context;
     private final VerbsTuning tuning;
     private final Duration qpInitTimeout;
     private final SecureRandom random = new SecureRandom();
     private final String incarnation;
-    private final Map<String, Group> groups = new ConcurrentHashMap<>();
+    private final Map<GroupKey, Group> groups = new ConcurrentHashMap<>();
     private final PassiveQueuePairs<QueuePair> accepted = new PassiveQueuePairs<>();
     /** Every connection made and not yet seen destroyed, replaced ones that still drain included; pruned on each handshake. */
     private final Set<VerbsConnection> created = ConcurrentHashMap.newKeySet();
@@ -132,8 +136,9 @@ final class VerbsPeers implements AutoCloseable {
      * peer, so a handshake that failed with its predecessor is not held against it.
      */
     private Group group(VerbsDevice local, Endpoint owner, String incarnation, String peerDevice) {
-        return groups.computeIfAbsent(local.name + "/" + owner + "/" + incarnation + "/" + peerDevice,
-                k -> new Group(tuning.qpsPerPeer()));
+        GroupKey key = new GroupKey(local, owner, incarnation, peerDevice);
+        Group g = groups.get(key);
+        return g != null ? g : groups.computeIfAbsent(key, k -> new Group(tuning.qpsPerPeer()));
     }
 
     private static boolean isBroken(CompletableFuture<VerbsConnection> f) {

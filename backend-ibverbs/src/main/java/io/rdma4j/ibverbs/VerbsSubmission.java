@@ -3,10 +3,13 @@ package io.rdma4j.ibverbs;
 import io.rdma4j.ibverbs.ffi.Ibv;
 import io.rdma4j.spi.TransportException;
 
+import java.util.ArrayList;
 import java.util.BitSet;
+import java.util.HashSet;
+import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.RunnableFuture;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -21,6 +24,11 @@ import java.util.concurrent.TimeUnit;
  *
  * <p>Errors: the first real error (not a flush that an earlier error caused) is reported with the
  * work-completion status text, and with "k of n ops failed" when several ops were submitted.
+ *
+ * <p>The future is a {@link RunnableFuture}: its {@code run()}, called by a thread about to wait
+ * for it, polls the devices' completion queues on that thread for up to the busy-poll window
+ * after the last completion it took, so that a short op completes without waking the poller or
+ * the waiting thread.
  */
 final class VerbsSubmission {
 
@@ -28,10 +36,14 @@ final class VerbsSubmission {
     static final long FLUSH_WAIT_SECONDS = 5;
     private static final System.Logger LOG = System.getLogger(VerbsSubmission.class.getName());
 
-    final CompletableFuture<Void> future = new CompletableFuture<>();
+    final Future future = new Future();
     private final CompletableFuture<Void> drained = new CompletableFuture<>();
+    private final VerbsDevice[] devices;
+    private final long pollNanos;
     private final int opCount;
-    private final Set<VerbsConnection> connections = ConcurrentHashMap.newKeySet();
+    /** The connections carrying chunks of this submission (usually one); guarded by this. */
+    private VerbsConnection connection;
+    private Set<VerbsConnection> moreConnections;
     private final BitSet failedOps = new BitSet();
     private int remaining;                // chunks counted by expect() and not yet accounted for
     private boolean counted;
@@ -41,8 +53,14 @@ final class VerbsSubmission {
     private volatile boolean aborted;
     private TransportException abortReason;
 
-    VerbsSubmission(int opCount) {
+    /**
+     * @param devices   whose completion queues a waiting thread polls (the transport's)
+     * @param pollNanos how long a waiting thread polls without taking a completion before it sleeps
+     */
+    VerbsSubmission(int opCount, VerbsDevice[] devices, long pollNanos) {
         this.opCount = opCount;
+        this.devices = devices;
+        this.pollNanos = pollNanos;
         future.whenComplete((ok, t) -> {
             if (!drained.isDone()) {
                 onExternalCompletion();
@@ -50,13 +68,44 @@ final class VerbsSubmission {
         });
     }
 
+    /** The manager's future; {@code run()} lets a thread about to wait for it poll for the completions itself. */
+    final class Future extends CompletableFuture<Void> implements RunnableFuture<Void> {
+
+        /**
+         * Polls every device's completion queue on this thread until this future is done, or
+         * until the busy-poll window passed without a completion; then returns (done or not).
+         */
+        @Override
+        public void run() {
+            long last = System.nanoTime();
+            while (!isDone()) {
+                int taken = 0;
+                for (VerbsDevice d : devices) {
+                    taken += d.pollOnce(false);
+                }
+                long now = System.nanoTime();
+                if (taken > 0) {
+                    last = now;
+                } else if (now - last >= pollNanos) {
+                    return;
+                } else {
+                    Thread.onSpinWait();
+                }
+            }
+        }
+    }
+
     boolean isAborted() {
         return aborted;
     }
 
     /** Notes the connection that carries chunks of this submission. */
-    void uses(VerbsConnection c) {
-        connections.add(c);
+    synchronized void uses(VerbsConnection c) {
+        if (connection == null || connection == c) {
+            connection = c;
+        } else {
+            (moreConnections == null ? moreConnections = new HashSet<>() : moreConnections).add(c);
+        }
     }
 
     /**
@@ -136,6 +185,7 @@ final class VerbsSubmission {
      */
     void abort(TransportException reason) {
         boolean idle;
+        List<VerbsConnection> toBreak = new ArrayList<>();
         synchronized (this) {
             if (reason != null && abortReason == null) {
                 abortReason = reason;
@@ -148,12 +198,18 @@ final class VerbsSubmission {
                 return;
             }
             aborted = true;
+            if (connection != null) {
+                toBreak.add(connection);
+            }
+            if (moreConnections != null) {
+                toBreak.addAll(moreConnections);
+            }
         }
         if (idle) {
             finish();
             return;
         }
-        for (VerbsConnection c : connections) {
+        for (VerbsConnection c : toBreak) {
             c.breakDown(reason != null ? reason.getMessage() : "an op of the same action failed");
         }
     }

@@ -68,6 +68,8 @@ final class VerbsTransport implements Transport {
 
     private final TransportContext context;
     private final List<VerbsDevice> devices;
+    /** The same, for the loop of a thread that polls them while it waits ({@link VerbsSubmission.Future#run}). */
+    private final VerbsDevice[] deviceArray;
     private final List<String> deviceNames;
     private final PeerAffinity affinity;
     private final Duration qpInitTimeout;
@@ -79,6 +81,7 @@ final class VerbsTransport implements Transport {
     private VerbsTransport(TransportContext context, List<VerbsDevice> devices, VerbsTuning tuning) {
         this.context = context;
         this.devices = List.copyOf(devices);
+        this.deviceArray = devices.toArray(VerbsDevice[]::new);
         this.deviceNames = devices.stream().map(d -> d.name).toList();
         this.affinity = context.settings().get(IbverbsSettings.PEER_AFFINITY);
         this.qpInitTimeout = context.settings().get(IbverbsSettings.QP_INIT_TIMEOUT);
@@ -186,7 +189,7 @@ final class VerbsTransport implements Transport {
 
     @Override
     public CompletableFuture<Void> submit(List<TransportOp> ops, Deadline deadline) {
-        VerbsSubmission s = new VerbsSubmission(ops.size());
+        VerbsSubmission s = new VerbsSubmission(ops.size(), deviceArray, tuning.busyPollNanos());
         if (closed) {
             s.future.completeExceptionally(new TransportException(TransportException.Kind.INTERNAL, "the ibverbs transport is closed"));
             return s.future;
@@ -199,11 +202,18 @@ final class VerbsTransport implements Transport {
         Watchdog.Guard guard = context.watchdog().arm(deadline, () -> s.abort(new TransportException(
                 TransportException.Kind.TIMEOUT, "ibverbs did not finish " + ops.size() + " op(s) by the deadline")));
         s.future.whenComplete((ok, t) -> guard.disarm());
-        CompletableFuture<?>[] started = new CompletableFuture<?>[ops.size()];
+        List<CompletableFuture<Void>> waiting = null;     // ops still waiting for a handshake or the owner's check
         for (int i = 0; i < ops.size(); i++) {
-            started[i] = start(s, i, ops.get(i));
+            CompletableFuture<Void> f = start(s, i, ops.get(i));
+            if (f != null) {
+                (waiting == null ? waiting = new ArrayList<>() : waiting).add(f);
+            }
         }
-        CompletableFuture.allOf(started).whenComplete((ok, t) -> s.sealed());
+        if (waiting == null) {
+            s.sealed();
+        } else {
+            CompletableFuture.allOf(waiting.toArray(CompletableFuture[]::new)).whenComplete((ok, t) -> s.sealed());
+        }
         return s.future;
     }
 
@@ -213,6 +223,9 @@ final class VerbsTransport implements Transport {
      * {@code rdma.ibverbs.qpsPerPeer}; it is split into stripes over them ({@link Stripes}),
      * spread over the routes (device pairs) first, and each stripe at its device's maximum message
      * size. Small ops take turns on the lanes.
+     *
+     * @return null when the op was queued (or failed) at once, its queue pairs connected and its
+     *         token checked before; otherwise a future completing once it is
      */
     private CompletableFuture<Void> start(VerbsSubmission s, int index, TransportOp op) {
         Remote remote = (Remote) op.remoteContext();
@@ -221,12 +234,12 @@ final class VerbsTransport implements Transport {
         if (op.remoteOffset() + length > r.size) {
             s.fail(index, ErrorCode.OUT_OF_RANGE.toException("the range of " + length + " bytes at offset " + op.remoteOffset()
                     + " lies outside buffer " + op.remote().bufferId() + " (" + r.size + " bytes)"));
-            return CompletableFuture.completedFuture(null);
+            return null;
         }
         if (!(op.localMemory() instanceof VerbsLocal local)) {
             s.fail(index, new TransportException(TransportException.Kind.LOCAL_ACCESS,
                     "ibverbs needs prepared local memory for the op's local segment, got " + op.localMemory()));
-            return CompletableFuture.completedFuture(null);
+            return null;
         }
         Endpoint owner = op.remote().owner();
         List<Route> routes = remote.routes();
@@ -244,27 +257,51 @@ final class VerbsTransport implements Transport {
                     lane / routes.size());
         }
         CompletableFuture<Void> checked = checked(op.remote(), r);
+        if (readyNow(checked, lanes)) {     // the usual case after an op to this peer and token: no stages
+            enqueue(s, index, op, local, r, via, lanes);
+            return null;
+        }
         return CompletableFuture.allOf(CompletableFuture.allOf(lanes), checked).handle((ok, t) -> {
             if (t != null) {
                 s.fail(index, VerbsPeers.failure(t));
                 return null;
             }
-            List<List<VerbsConnection.Chunk>> perLane = new ArrayList<>(stripes);
-            int total = 0;
-            for (int i = 0; i < stripes; i++) {
-                s.uses(lanes[i].join());
-                List<VerbsConnection.Chunk> chunks = chunks(s, index, op, local, r.address, via[i],
-                        Stripes.start(length, stripes, i), Stripes.end(length, stripes, i));
-                perLane.add(chunks);
-                total += chunks.size();
-            }
-            if (s.expect(total)) {
-                for (int i = 0; i < stripes; i++) {
-                    lanes[i].join().enqueue(perLane.get(i));
-                }
-            }
+            enqueue(s, index, op, local, r, via, lanes);
             return null;
         });
+    }
+
+    private static boolean readyNow(CompletableFuture<Void> checked, CompletableFuture<VerbsConnection>[] lanes) {
+        if (!checked.isDone() || checked.isCompletedExceptionally()) {
+            return false;
+        }
+        for (CompletableFuture<VerbsConnection> lane : lanes) {
+            if (!lane.isDone() || lane.isCompletedExceptionally()) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** Cuts the op into the chunks of its stripes and queues them on their connected lanes, unless the submission was aborted. */
+    private static void enqueue(VerbsSubmission s, int index, TransportOp op, VerbsLocal local, VerbsWire.RemoteRegion r,
+                                Route[] via, CompletableFuture<VerbsConnection>[] lanes) {
+        long length = op.local().byteSize();
+        int stripes = lanes.length;
+        List<List<VerbsConnection.Chunk>> perLane = new ArrayList<>(stripes);
+        int total = 0;
+        for (int i = 0; i < stripes; i++) {
+            s.uses(lanes[i].join());
+            List<VerbsConnection.Chunk> chunks = chunks(s, index, op, local, r.address, via[i],
+                    Stripes.start(length, stripes, i), Stripes.end(length, stripes, i));
+            perLane.add(chunks);
+            total += chunks.size();
+        }
+        if (s.expect(total)) {
+            for (int i = 0; i < stripes; i++) {
+                lanes[i].join().enqueue(perLane.get(i));
+            }
+        }
     }
 
     /** The work requests of bytes {@code [from, to)} of {@code op} over {@code route}: one per maximum message size. */

@@ -31,6 +31,9 @@ import java.util.HexFormat;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -163,6 +166,52 @@ class VerbsCrossProcessVmTest {
         assertEquals(ops, result.ops());
         assertEquals(List.of(IbverbsTransportProvider.NAME), result.transports());
         assertEquals(-1, DataPattern.mismatch(local, 4));
+    }
+
+    /**
+     * A thread that waits for its ops polls the completion queue itself: its ops complete although
+     * the device's poller thread is held, here in another op's callback (which runs on the poller).
+     */
+    @Test
+    void waitingCaller_completesItsOwnOps_whileThePollerIsHeldInAnotherOpsCallback() throws Exception {
+        RdmaManager holder = holder("rdma.ibverbs.busyPollWindow=1s");     // a waiting caller polls until its op is done
+        RdmaRemoteBuffer remote = alloc(owner, 4096, 16);
+        MemorySegment first = managers.arena().allocate(4096, 8);
+        CountDownLatch inCallback = new CountDownLatch(1);
+        CountDownLatch release = new CountDownLatch(1);
+        AtomicReference<String> callbackThread = new AtomicReference<>();
+        CompletableFuture<Void> held;
+        signal("STOP", owner.process());     // the first op waits for the handshake: its callback is in place before it completes
+        try {
+            held = holder.read(remote, first, TIMEOUT).whenComplete((r, t) -> {
+                callbackThread.set(Thread.currentThread().getName());
+                inCallback.countDown();
+                try {
+                    release.await();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            });
+        } finally {
+            signal("CONT", owner.process());
+        }
+        try {
+            assertTrue(inCallback.await(TIMEOUT.toSeconds(), TimeUnit.SECONDS), "the first read completed");
+            assertTrue(callbackThread.get().startsWith("rdma4j-verbs-poller-"), callbackThread.get());
+
+            MemorySegment joined = managers.arena().allocate(4096, 8);
+            holder.read(remote, joined, TIMEOUT).join();
+            MemorySegment waited = managers.arena().allocate(4096, 8);
+            RdmaResult result = holder.newAction().readInto(remote, waited).submitAndWait(TIMEOUT);
+
+            assertEquals(List.of(IbverbsTransportProvider.NAME), result.transports());
+            assertEquals(-1, DataPattern.mismatch(joined, 16), "read through join()");
+            assertEquals(-1, DataPattern.mismatch(waited, 16), "read through submitAndWait");
+        } finally {
+            release.countDown();
+        }
+        held.join();
+        assertEquals(-1, DataPattern.mismatch(first, 16));
     }
 
     @Test
