@@ -52,10 +52,11 @@ final class ActionFuture extends CompletableFuture<RdmaResult> {
 
     /**
      * For each transport whose future is a {@link RunnableFuture}, calls its {@code run()}: by the
-     * {@link io.rdma4j.spi.Transport#submit} contract it does the work that no thread has started
-     * yet on the calling thread, and otherwise returns at once. It does not wait for work another
-     * thread is doing. It calls it on a done future too: a transport may learn from the call that
-     * its caller waits for its futures (TCP then stops waking a thread per submit).
+     * {@link io.rdma4j.spi.Transport#submit} contract it does, on the calling thread, the work
+     * that no thread has started yet, or helps for a short while with work in progress (the verbs
+     * transport polls for its completions), and returns. It calls it on a done future too: a
+     * transport may learn from the call that its caller waits for its futures (TCP then stops
+     * waking a thread per submit).
      */
     void help() {
         for (ActionGroup g = groups; g != null; g = g.next) {
