@@ -20,6 +20,7 @@ import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantLock;
@@ -69,6 +70,8 @@ final class VerbsDevice implements AutoCloseable {
     private final ReentrantLock pollLock = new ReentrantLock();
     /** Where {@code ibv_poll_cq} writes; guarded by {@link #pollLock}, freed by close(). */
     private final WorkCompletions polled;
+    /** Whether a waiting caller polls this queue ({@link #claimWaiterPolling}); one at a time. */
+    private final AtomicBoolean waiterPolling = new AtomicBoolean();
     /** When a thread last took completions off the queue ({@link System#nanoTime}); the poller spins for the busy-poll window after it. */
     private volatile long lastCompletion = System.nanoTime();
     /** Work completions taken off the queue so far, by the poller and by waiting callers. */
@@ -237,6 +240,16 @@ final class VerbsDevice implements AutoCloseable {
                 failAll("the completion poller of " + name + " failed: " + e);
             }
         }
+    }
+
+    /** Claims the one place of a waiting caller that polls this queue; false when another waiting caller holds it. */
+    boolean claimWaiterPolling() {
+        return !waiterPolling.get() && waiterPolling.compareAndSet(false, true);
+    }
+
+    /** Gives back the place {@link #claimWaiterPolling} claimed. */
+    void releaseWaiterPolling() {
+        waiterPolling.set(false);
     }
 
     /**

@@ -72,24 +72,49 @@ final class VerbsSubmission {
     final class Future extends CompletableFuture<Void> implements RunnableFuture<Void> {
 
         /**
-         * Polls every device's completion queue on this thread until this future is done, or
+         * Polls the devices' completion queues on this thread until this future is done, or
          * until the busy-poll window passed without a completion; then returns (done or not).
+         * Only one waiting thread polls a device at a time, so that many waiters do not spin the
+         * CPUs that the device's driver needs too (soft-RoCE does its work on the host's CPUs);
+         * a thread that finds every device taken returns at once and sleeps on the future.
          */
         @Override
         public void run() {
-            long last = System.nanoTime();
-            while (!isDone()) {
-                int taken = 0;
-                for (VerbsDevice d : devices) {
-                    taken += d.pollOnce(false);
+            if (isDone()) {
+                return;
+            }
+            long claimed = 0;       // bit i: this thread polls devices[i] (one waiting thread per device at a time)
+            for (int i = 0; i < devices.length && i < Long.SIZE; i++) {
+                if (devices[i].claimWaiterPolling()) {
+                    claimed |= 1L << i;
                 }
-                long now = System.nanoTime();
-                if (taken > 0) {
-                    last = now;
-                } else if (now - last >= pollNanos) {
-                    return;
-                } else {
-                    Thread.onSpinWait();
+            }
+            if (claimed == 0) {
+                return;     // other waiters poll: this thread sleeps until one of them (or the poller) completes its ops
+            }
+            try {
+                long last = System.nanoTime();
+                while (!isDone()) {
+                    int taken = 0;
+                    for (int i = 0; i < devices.length && i < Long.SIZE; i++) {
+                        if ((claimed & 1L << i) != 0) {
+                            taken += devices[i].pollOnce(false);
+                        }
+                    }
+                    long now = System.nanoTime();
+                    if (taken > 0) {
+                        last = now;
+                    } else if (now - last >= pollNanos) {
+                        return;
+                    } else {
+                        Thread.onSpinWait();
+                    }
+                }
+            } finally {
+                for (int i = 0; i < devices.length && i < Long.SIZE; i++) {
+                    if ((claimed & 1L << i) != 0) {
+                        devices[i].releaseWaiterPolling();
+                    }
                 }
             }
         }
