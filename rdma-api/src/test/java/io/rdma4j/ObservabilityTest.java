@@ -69,6 +69,44 @@ class ObservabilityTest {
     }
 
     @Test
+    void stats_fromManyThreadsAtOnce_countEveryOpOnce_whileSnapshotsAreTaken() throws Exception {
+        RdmaManager m = managers.start(new StubProvider("stub", 1));
+        RdmaRemoteBuffer remote = m.register(arena.allocate(8)).join();
+        int threads = 8;
+        int perThread = 2_000;
+        CountDownLatch start = new CountDownLatch(1);
+        List<Thread> workers = new ArrayList<>();
+        for (int t = 0; t < threads; t++) {
+            workers.add(Thread.ofPlatform().start(() -> {
+                RdmaAction read = m.newAction().readInto(remote, arena.allocate(8));
+                try {
+                    start.await();
+                } catch (InterruptedException e) {
+                    return;
+                }
+                for (int i = 0; i < perThread; i++) {
+                    read.submitAndWait(TIMEOUT);
+                }
+            }));
+        }
+        start.countDown();
+        long lastOps = 0;
+        while (workers.stream().anyMatch(Thread::isAlive)) {
+            List<RdmaStats.OpStats> seen = m.stats().ops();
+            long ops = seen.isEmpty() ? 0 : seen.getFirst().ops();
+            assertTrue(ops >= lastOps, "the count went back from " + lastOps + " to " + ops);
+            lastOps = ops;
+        }
+        for (Thread w : workers) {
+            w.join();
+        }
+
+        RdmaStats.OpStats reads = m.stats().ops().getFirst();
+        long total = (long) threads * perThread;
+        assertEquals(List.of(total, 8 * total, 0L, total), List.of(reads.ops(), reads.bytes(), reads.errors(), reads.groups()));
+    }
+
+    @Test
     void stats_countTheOpsOfAFailedGroupAsErrors() {
         StubProvider stub = new StubProvider("stub", 1);
         RdmaManager m = managers.start(stub);
