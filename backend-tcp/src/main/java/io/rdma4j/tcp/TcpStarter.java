@@ -18,15 +18,18 @@ import java.util.function.Consumer;
  * thread whose last {@value #STREAK} submits were each joined within {@value #JOIN_WINDOW_MICROS} us
  * is <em>deferred</em>: no thread is woken for it, its joiner is expected to run it.
  *
- * <p>A deferred submit that nobody claims still starts: a starter thread looks at the deferred
- * submits every {@value #POLL_MICROS} us and starts on a pool thread each one that has waited
- * {@value #DEFER_MICROS} us unclaimed. Each look that found nothing to start doubles the time to
- * the next, up to {@value #MAX_POLL_MICROS} us, so that while callers join, the starter costs a
- * wake-up every millisecond, not one per submit; a look that started one goes back to
- * {@value #POLL_MICROS} us. It ends after {@value #LINGER_MILLIS} ms without a deferred submit, and
- * the next deferral starts it again. A thread that stops joining at once thereby pays up to about a
- * millisecond once: the starter's start of that submit is not a quick join, so the thread's next
- * submit starts at once. A thread that submits several times before joining (a pipeline) never defers.
+ * <p>A deferred submit that nobody claims still starts. When its thread submits again and it is
+ * still unclaimed, that submit starts it on a pool thread at once (and itself starts at once: the
+ * thread did not join). Otherwise a starter thread looks at the deferred submits, first
+ * {@value #POLL_MICROS} us after a deferral and then twice as long each time it found nothing to
+ * start, up to every {@value #MAX_POLL_MICROS} us, and starts on a pool thread each one that
+ * waited {@value #DEFER_MICROS} us unclaimed. It ends after {@value #LINGER_MILLIS} ms without a
+ * deferral, and the next one starts it again. So while a thread joins at once, the starter wakes
+ * about a hundred times a second instead of a pool thread once per submit (each wake-up of another
+ * thread on a busy vCPU can cost an op a scheduler slice, about a millisecond, measured with
+ * {@code rdma-perf} on one vCPU); and a thread that stops joining pays once: until its next
+ * submit, or at most about {@value #MAX_POLL_MICROS} us when it submits no more. A thread that
+ * submits several times before joining (a pipeline) never defers.
  */
 final class TcpStarter {
 
@@ -34,7 +37,7 @@ final class TcpStarter {
     static final long JOIN_WINDOW_MICROS = 50;
     static final long DEFER_MICROS = 50;
     static final long POLL_MICROS = 200;
-    static final long MAX_POLL_MICROS = 1000;
+    static final long MAX_POLL_MICROS = 10_000;
     static final long LINGER_MILLIS = 20;
 
 
@@ -93,6 +96,15 @@ final class TcpStarter {
         private long lastSeq;
         private int joinedInARow;
         private volatile long joinedSeq = -1;
+        /** The thread's last deferred submit until a thread claims it; {@code null} otherwise. */
+        private volatile TcpSubmission deferred;
+
+        /** {@code s} was claimed or started: the habit no longer holds it (nor its ops' memory). */
+        void release(TcpSubmission s) {
+            if (deferred == s) {
+                deferred = null;
+            }
+        }
 
         /** A thread waited for submit {@code seq} of this habit; it counts when that was before {@code joinByNanos}. */
         void joined(long seq, long joinByNanos) {
@@ -108,6 +120,13 @@ final class TcpStarter {
      */
     void start(TcpSubmission submission) {
         Habit habit = HABITS.get();
+        TcpSubmission unjoined = habit.deferred;
+        if (unjoined != null) {
+            habit.deferred = null;
+            if (!unjoined.isClaimed() && !unjoined.isDone()) {
+                startOnPool.accept(unjoined); // this thread went on without joining it
+            }
+        }
         long seq = ++habit.lastSeq;
         habit.joinedInARow = habit.joinedSeq == seq - 1 ? habit.joinedInARow + 1 : 0;
         long now = System.nanoTime();
@@ -116,7 +135,8 @@ final class TcpStarter {
             startOnPool.accept(submission);
             return;
         }
-        lastDeferNanos = System.nanoTime();
+        lastDeferNanos = now;
+        habit.deferred = submission;
         deferred.add(submission);
         if (state == IDLE && STATE.compareAndSet(this, IDLE, POLLING)) {
             try {
@@ -143,6 +163,7 @@ final class TcpStarter {
                     deferred.poll(); // its joiner took it
                 } else if (now - s.submitNanos() >= deferNanos) {
                     deferred.poll();
+                    s.leaveHabit(); // its thread's next submit need not start it
                     startOnPool.accept(s); // the pool thread claims it unless a joiner does first
                     wait = pollNanos;
                 } else {

@@ -102,7 +102,19 @@ final class TcpSubmission extends CompletableFuture<Void> implements RunnableFut
      * must then run them; false for every other.
      */
     boolean claim() {
-        return runner.compareAndSet(null, Thread.currentThread());
+        if (!runner.compareAndSet(null, Thread.currentThread())) {
+            return false;
+        }
+        leaveHabit();
+        return true;
+    }
+
+    /** Lets the submitting thread's habit forget this submit: it was claimed, or started on the pool. */
+    void leaveHabit() {
+        TcpStarter.Habit h = habit;
+        if (h != null) {
+            h.release(this);
+        }
     }
 
     /** Whether {@code thread} claimed the ops. */

@@ -99,6 +99,32 @@ class TcpStarterTest {
     }
 
     @Test
+    void deferredSubmit_thatItsThreadLeavesUnjoined_isStartedByTheThreadsNextSubmit_whichStartsToo() throws Exception {
+        TcpStarter starter = starter(FOREVER);
+        List<Thread> ranOn = new CopyOnWriteArrayList<>();
+        List<TcpSubmission> lastTwo = new ArrayList<>();
+
+        onFreshThread(() -> {
+            for (int i = 0; i < TcpStarter.STREAK; i++) {
+                TcpSubmission s = submit(ranOn);
+                starter.start(s);
+                s.run();
+            }
+            startedOnPool.clear();
+            TcpSubmission unjoined = submit(ranOn);
+            starter.start(unjoined); // deferred
+            assertEquals(List.of(), List.copyOf(startedOnPool));
+            TcpSubmission next = submit(ranOn);
+            starter.start(next);
+            lastTwo.add(unjoined);
+            lastTwo.add(next);
+        });
+        starter.close();
+
+        assertEquals(lastTwo, List.copyOf(startedOnPool));
+    }
+
+    @Test
     void submits_joinedOnlyAfterTheNextSubmit_areNeverDeferred() throws Exception {
         TcpStarter starter = starter(FOREVER);
         List<Thread> ranOn = new CopyOnWriteArrayList<>();
