@@ -61,7 +61,8 @@ final class VerbsConnection {
     private final ArrayDeque<Chunk> pending = new ArrayDeque<>();
     private int credits;
     private int inFlight;
-    private String brokenBecause;
+    /** Why the queue pair left service, or null; written under this object's lock, read without it by {@link #isBroken}. */
+    private volatile String brokenBecause;
     private boolean destroyed;
     private boolean starved;
 
@@ -72,8 +73,12 @@ final class VerbsConnection {
         this.credits = Math.min(depth, qp.maxSendRequests());
     }
 
-    /** Whether the queue pair left service; the transport then replaces the connection. */
-    synchronized boolean isBroken() {
+    /**
+     * Whether the queue pair left service; the transport then replaces the connection. Takes no
+     * lock: every op asks before it uses the connection, and must not queue behind a thread that
+     * posts work requests under the lock.
+     */
+    boolean isBroken() {
         return brokenBecause != null;
     }
 
@@ -187,6 +192,8 @@ final class VerbsConnection {
 
     private void breakLocked(String why) {
         brokenBecause = why;
+        LOG.log(System.Logger.Level.INFO, "{0} leaves service ({1} work requests in flight, {2} queued): {3}",
+                this, inFlight, pending.size(), why);
         try {
             qp.modifyToError();
         } catch (RuntimeException e) {
