@@ -69,6 +69,8 @@ final class TcpStarter {
     private volatile int state;
     private volatile long lastDeferNanos;
     private volatile boolean closed;
+    /** The starter thread while it polls, so that {@link #close()} can wake it. */
+    private volatile Thread polling;
 
     /**
      * @param startOnPool starts a submit on a pool thread, or fails it when that is impossible
@@ -152,6 +154,7 @@ final class TcpStarter {
 
     /** The starter thread: starts deferred submits nobody claimed in time, until none came for a while. */
     private void poll() {
+        polling = Thread.currentThread();
         long wait = pollNanos;
         while (!closed) {
             LockSupport.parkNanos(this, wait);
@@ -172,21 +175,29 @@ final class TcpStarter {
                 }
             }
             if (deferred.isEmpty() && now - lastDeferNanos >= lingerNanos) {
+                polling = null; // before IDLE: a new starter may set it right after
                 state = IDLE;
                 // a deferral after this write sees IDLE and starts a new starter; one before it is in the queue
                 if (deferred.isEmpty() || !STATE.compareAndSet(this, IDLE, POLLING)) {
                     return;
                 }
+                polling = Thread.currentThread();
             }
         }
+        polling = null;
         TcpSubmission s;
         while ((s = deferred.poll()) != null) {
+            s.leaveHabit();
             startOnPool.accept(s); // the transport is closing: this fails them at once
         }
     }
 
-    /** No more deferrals; the starter thread starts what is left (which fails) and ends. Idempotent. */
+    /** No more deferrals; the starter thread starts what is left (which fails) and ends at once. Idempotent. */
     void close() {
         closed = true;
+        Thread t = polling;
+        if (t != null) {
+            LockSupport.unpark(t);
+        }
     }
 }
