@@ -142,8 +142,10 @@ public interface Transport extends AutoCloseable {
      * (the caller's {@code join()}, and {@link #submitAndWait}'s default). {@code run()} does, on
      * that thread, the work none of the transport's threads has started, or helps for a short
      * while with work in progress (polling for completions, say), and returns; it need not
-     * complete the future, but must return without delay once the future is done, and should not
-     * hold the thread for long when the work is not done (the thread then waits for the future).
+     * complete the future, but must return without delay once the future is done (the manager
+     * calls it on a done future too: a transport may take the call as a sign that its caller
+     * waits for its futures), and should not hold the thread for long when the work is not done
+     * (the thread then waits for the future).
      *
      * <p>Sizes were checked by the manager: each op moves exactly {@code local().byteSize()}
      * bytes, and the remote range lies within the token's range. Local segments are native,
