@@ -47,9 +47,17 @@ final class VerbsConnection {
             this.rkey = rkey;
         }
 
-        /** Called by the poller (or on close) with the completion's status; {@code error} null on success. */
+        /**
+         * Called by the thread that took the completion (or on close) with its status; {@code
+         * error} null on success. A flushed work request's error names why its queue pair left
+         * service, when known: the flush is only the echo of that (another op's error, a cancel).
+         */
         void completed(int status, String error) {
+            String why = connection.brokenBecause;
             connection.retired(status != Ibv.IBV_WC_SUCCESS, error);
+            if (status == Ibv.IBV_WC_WR_FLUSH_ERR && why != null) {
+                error = error + "; the queue pair had left service: " + why;
+            }
             submission.chunkDone(this, status, error);
         }
     }
