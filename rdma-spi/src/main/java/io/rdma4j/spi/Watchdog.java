@@ -93,9 +93,8 @@ public final class Watchdog implements AutoCloseable {
     }
 
     private Guard armAt(long dueNanos, Runnable onExpiry) {
-        Guard g = new Guard(dueNanos, Objects.requireNonNull(onExpiry, "onExpiry"));
+        Guard g = new Guard(dueNanos, Objects.requireNonNull(onExpiry, "onExpiry"), armings.incrementAndGet());
         armed.add(g);
-        armings.incrementAndGet();
         if (closed) {
             g.fire();
         } else if (idle || mustWake(dueNanos)) {
@@ -210,10 +209,24 @@ public final class Watchdog implements AutoCloseable {
         private final long dueNanos;
         private final Runnable onExpiry;
         private final AtomicInteger state = new AtomicInteger(ARMED);
+        /** From the arming's sequence number: the identity hash would cost its first use on every guard. */
+        private final int hash;
 
-        private Guard(long dueNanos, Runnable onExpiry) {
+        private Guard(long dueNanos, Runnable onExpiry, long sequence) {
             this.dueNanos = dueNanos;
             this.onExpiry = onExpiry;
+            this.hash = (int) (sequence * 0x9E3779B97F4A7C15L >>> 32);
+        }
+
+        /** Spreads guards over the armed set; equality stays identity. */
+        @Override
+        public int hashCode() {
+            return hash;
+        }
+
+        @Override
+        public boolean equals(Object o) {
+            return this == o;
         }
 
         /**
