@@ -321,13 +321,4 @@ final class Dispatcher {
     ManagerStats stats() {
         return stats;
     }
-
-    /** Drops prepared local memory whose segments' arenas were closed. */
-    void sweepLocalMemory() {
-        for (OpenTransport t : transports) {
-            if (t.local() != null) {
-                t.local().sweep();
-            }
-        }
-    }
 }
