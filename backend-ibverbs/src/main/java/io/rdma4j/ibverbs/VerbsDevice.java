@@ -290,6 +290,7 @@ final class VerbsDevice implements AutoCloseable {
         resumeStarved();
         return taken.length / 2;
     }
+
     /**
      * Times the poller woke from the completion channel so far: one per completion event (or
      * close). Stays still while the device is idle: the poller sleeps without a timeout.

@@ -26,9 +26,9 @@ import java.util.concurrent.TimeUnit;
  * work-completion status text, and with "k of n ops failed" when several ops were submitted.
  *
  * <p>The future is a {@link RunnableFuture}: its {@code run()}, called by a thread about to wait
- * for it, polls the devices' completion queues on that thread for up to the busy-poll window
- * after the last completion it took, so that a short op completes without waking the poller or
- * the waiting thread.
+ * for it, polls the devices' completion queues on that thread (one waiting thread per device at a
+ * time) for up to the busy-poll window after the last completion it took, so that a short op
+ * completes without waking the poller or the waiting thread.
  */
 final class VerbsSubmission {
 
