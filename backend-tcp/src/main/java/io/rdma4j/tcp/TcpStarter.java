@@ -125,8 +125,10 @@ final class TcpStarter {
         TcpSubmission unjoined = habit.deferred;
         if (unjoined != null) {
             habit.deferred = null;
-            if (!unjoined.isClaimed() && !unjoined.isDone()) {
-                startOnPool.accept(unjoined); // this thread went on without joining it
+            // this thread went on without joining it; unless the starter thread took it off the queue
+            // first (and starts it), it starts here, once: the queue no longer holds it for close() either
+            if (!unjoined.isClaimed() && !unjoined.isDone() && deferred.remove(unjoined)) {
+                startOnPool.accept(unjoined);
             }
         }
         long seq = ++habit.lastSeq;
