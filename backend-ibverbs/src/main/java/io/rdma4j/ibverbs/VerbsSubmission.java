@@ -2,6 +2,7 @@ package io.rdma4j.ibverbs;
 
 import io.rdma4j.ibverbs.ffi.Ibv;
 import io.rdma4j.spi.TransportException;
+import io.rdma4j.spi.Watchdog;
 
 import java.util.ArrayList;
 import java.util.BitSet;
@@ -51,6 +52,7 @@ final class VerbsSubmission {
     private TransportException firstError;
     private TransportException flushError;
     private volatile boolean aborted;
+    private volatile Watchdog.Guard guard;
     private TransportException abortReason;
 
     /**
@@ -62,10 +64,22 @@ final class VerbsSubmission {
         this.devices = devices;
         this.pollNanos = pollNanos;
         future.whenComplete((ok, t) -> {
+            Watchdog.Guard g = guard;
+            if (g != null) {
+                g.disarm();
+            }
             if (!drained.isDone()) {
                 onExternalCompletion();
             }
         });
+    }
+
+    /** The deadline's guard, armed before any op starts: disarmed when the future completes, however it does. */
+    void guardedBy(Watchdog.Guard g) {
+        guard = g;
+        if (future.isDone()) {
+            g.disarm();
+        }
     }
 
     /** The manager's future; {@code run()} lets a thread about to wait for it poll for the completions itself. */

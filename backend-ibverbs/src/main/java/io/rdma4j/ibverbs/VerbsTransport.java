@@ -13,7 +13,6 @@ import io.rdma4j.spi.Transport;
 import io.rdma4j.spi.TransportContext;
 import io.rdma4j.spi.TransportException;
 import io.rdma4j.spi.TransportOp;
-import io.rdma4j.spi.Watchdog;
 
 import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;
@@ -199,9 +198,8 @@ final class VerbsTransport implements Transport {
                     "ibverbs: the deadline passed before " + ops.size() + " op(s) started"));
             return s.future;
         }
-        Watchdog.Guard guard = context.watchdog().arm(deadline, () -> s.abort(new TransportException(
-                TransportException.Kind.TIMEOUT, "ibverbs did not finish " + ops.size() + " op(s) by the deadline")));
-        s.future.whenComplete((ok, t) -> guard.disarm());
+        s.guardedBy(context.watchdog().arm(deadline, () -> s.abort(new TransportException(
+                TransportException.Kind.TIMEOUT, "ibverbs did not finish " + ops.size() + " op(s) by the deadline"))));
         List<CompletableFuture<Void>> waiting = null;     // ops still waiting for a handshake or the owner's check
         for (int i = 0; i < ops.size(); i++) {
             CompletableFuture<Void> f = start(s, i, ops.get(i));
