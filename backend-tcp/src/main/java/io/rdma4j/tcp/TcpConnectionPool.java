@@ -79,14 +79,14 @@ final class TcpConnectionPool implements AutoCloseable {
     }
 
     private TcpConnection takeIdle(Endpoint peer) {
-        TcpConnection[] taken = new TcpConnection[1];
+        // A read of the cache (it notes the access, so the peer's entry does not expire while in
+        // use), not a compute: no lock of the cache's map per transfer. A deque the cache removed
+        // meanwhile is empty (its connections were closed and taken out) or, when taken from just
+        // before, gives a connection that is simply checked out now.
         // An emptied deque stays in the cache: removing and re-adding the peer's entry on every
         // transfer would make Caffeine re-plan its expiry timer (a thread wake-up) each time.
-        idle.asMap().computeIfPresent(peer, (p, connections) -> {
-            taken[0] = connections.poll();
-            return connections;
-        });
-        return taken[0];
+        IdleConnections connections = idle.getIfPresent(peer);
+        return connections == null ? null : connections.poll();
     }
 
     /** Returns a healthy connection after a transfer; it is closed instead if it cannot be kept. */
@@ -96,13 +96,19 @@ final class TcpConnectionPool implements AutoCloseable {
             c.close();
             return;
         }
-        boolean[] kept = new boolean[1];
-        idle.asMap().compute(c.peer(), (p, connections) -> {
-            IdleConnections q = connections == null ? new IdleConnections() : connections;
-            kept[0] = q.size() < maxIdlePerPeer && q.offer(c);
-            return q;
-        });
-        if (!kept[0]) {
+        IdleConnections current = idle.getIfPresent(c.peer());
+        int kept = current == null ? IdleConnections.RETIRED : current.offer(c, maxIdlePerPeer);
+        if (kept == IdleConnections.RETIRED) {
+            // No deque for the peer, or the cache removed it (and closed what it held): a new one.
+            int[] result = new int[1];
+            idle.asMap().compute(c.peer(), (p, connections) -> {
+                IdleConnections q = connections == null || connections.isRetired() ? new IdleConnections() : connections;
+                result[0] = q.offer(c, maxIdlePerPeer);
+                return q;
+            });
+            kept = result[0];
+        }
+        if (kept != IdleConnections.KEPT) {
             c.close();
         } else if (closed) {
             idle.invalidateAll(); // lost a race with close(): close what was just added
@@ -154,17 +160,36 @@ final class TcpConnectionPool implements AutoCloseable {
         }
     }
 
-    /** One peer's idle connections, most recently returned first. */
+    /**
+     * One peer's idle connections, most recently returned first. Once the cache removed it, it
+     * is retired: it closed what it held and takes nothing more.
+     */
     private static final class IdleConnections {
+        static final int KEPT = 0;
+        static final int FULL = 1;
+        static final int RETIRED = 2;
+
         private final ArrayDeque<TcpConnection> deque = new ArrayDeque<>();
+        private boolean retired;
 
         synchronized TcpConnection poll() {
             return deque.pollFirst();
         }
 
-        synchronized boolean offer(TcpConnection c) {
+        /** Keeps {@code c} unless {@code max} are kept already or this was retired; says which. */
+        synchronized int offer(TcpConnection c, int max) {
+            if (retired) {
+                return RETIRED;
+            }
+            if (deque.size() >= max) {
+                return FULL;
+            }
             deque.addFirst(c);
-            return true;
+            return KEPT;
+        }
+
+        synchronized boolean isRetired() {
+            return retired;
         }
 
         synchronized int size() {
@@ -176,6 +201,7 @@ final class TcpConnectionPool implements AutoCloseable {
         }
 
         synchronized void closeAll() {
+            retired = true;
             TcpConnection c;
             while ((c = deque.pollFirst()) != null) {
                 c.close();

@@ -3,13 +3,13 @@ package io.rdma4j.tcp;
 import io.rdma4j.spi.Deadline;
 import io.rdma4j.spi.TransportOp;
 
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.nio.channels.ClosedChannelException;
-import java.time.Duration;
 import java.util.List;
-import java.util.Set;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.RunnableFuture;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicReference;
 
 /**
@@ -27,7 +27,9 @@ import java.util.concurrent.atomic.AtomicReference;
  * them itself.
  *
  * <p>Workers bracket each exchange with {@link #enter} and {@link #exit}; a connection that was
- * inside an exchange when the submit was aborted is closed, so its worker discards it.
+ * inside an exchange when the submit was aborted is closed, so its worker discards it. Each worker
+ * of a transfer has its own slot (at most {@code rdma.tcp.parallelism} work at once), so bracketing
+ * an exchange is two volatile writes, with no set to allocate or hash into per submit.
  */
 final class TcpSubmission extends CompletableFuture<Void> implements RunnableFuture<Void> {
 
@@ -39,11 +41,15 @@ final class TcpSubmission extends CompletableFuture<Void> implements RunnableFut
         void run(TcpSubmission submission);
     }
 
-    private final Set<TcpConnection> exchanging = ConcurrentHashMap.newKeySet();
+    private static final VarHandle SLOT = MethodHandles.arrayElementVarHandle(TcpConnection[].class);
+
+    /** Per worker, the connection it is exchanging on now, or {@code null}; also the monitor {@link #abort()} waits on. */
+    private final TcpConnection[] exchanging;
     private final List<TransportOp> ops;
     private final Deadline deadline;
-    private final Duration budget;
+    private final long budgetNanos;
     private final Work work;
+    private final int hash;
     private final AtomicReference<Thread> runner = new AtomicReference<>();
     private volatile boolean aborted;
     /** The submitting thread's habit, when the submit came through {@link TcpStarter}; {@code null} otherwise. */
@@ -55,13 +61,16 @@ final class TcpSubmission extends CompletableFuture<Void> implements RunnableFut
     /**
      * @param ops      the submit's ops, immutable
      * @param deadline when they must have finished
-     * @param budget   the time they had at submit (for messages)
+     * @param budgetNanos the time they had at submit, in nanoseconds (for messages)
      * @param work     runs them on the calling thread, which claimed them, and completes this future
+     * @param workers  how many workers one of its transfers may run at once (numbered from 0)
      */
-    TcpSubmission(List<TransportOp> ops, Deadline deadline, Duration budget, Work work) {
+    TcpSubmission(List<TransportOp> ops, Deadline deadline, long budgetNanos, Work work, int workers) {
+        this.exchanging = new TcpConnection[workers];
         this.ops = ops;
         this.deadline = deadline;
-        this.budget = budget;
+        this.budgetNanos = budgetNanos;
+        this.hash = ThreadLocalRandom.current().nextInt();
         this.work = work;
     }
 
@@ -73,8 +82,19 @@ final class TcpSubmission extends CompletableFuture<Void> implements RunnableFut
         return deadline;
     }
 
-    Duration budget() {
-        return budget;
+    long budgetNanos() {
+        return budgetNanos;
+    }
+
+    /** Spreads submits over the transport's in-flight set; equality stays identity. */
+    @Override
+    public int hashCode() {
+        return hash; // the identity hash would cost its first use on every submit
+    }
+
+    @Override
+    public boolean equals(Object o) {
+        return this == o;
     }
 
     /**
@@ -141,26 +161,30 @@ final class TcpSubmission extends CompletableFuture<Void> implements RunnableFut
     }
 
     /**
-     * Registers an exchange about to start on {@code connection}.
+     * Registers an exchange about to start on {@code connection}, by worker {@code worker} (each
+     * worker of a transfer has its own number, below the {@code workers} given at construction).
      *
      * @throws ClosedChannelException when the submit was aborted: the exchange must not start (the
      *                                connection is closed)
      */
-    void enter(TcpConnection connection) throws ClosedChannelException {
-        exchanging.add(connection);
-        // abort() sets the flag before it looks at `exchanging`: one of the two sees the other.
+    void enter(int worker, TcpConnection connection) throws ClosedChannelException {
+        SLOT.setVolatile(exchanging, worker, connection);
+        // abort() sets the flag before it looks at the slots: one of the two sees the other.
         if (aborted) {
-            exit(connection);
+            exit(worker);
             connection.close();
             throw new ClosedChannelException();
         }
     }
 
-    /** The exchange on {@code connection} ended, normally or not. */
-    void exit(TcpConnection connection) {
-        synchronized (exchanging) {
-            exchanging.remove(connection);
-            exchanging.notifyAll();
+    /** Worker {@code worker}'s exchange ended, normally or not. */
+    void exit(int worker) {
+        SLOT.setVolatile(exchanging, worker, null);
+        // Volatile both: either abort() sees the empty slot, or this sees the flag and wakes it.
+        if (aborted) {
+            synchronized (exchanging) {
+                exchanging.notifyAll();
+            }
         }
     }
 
@@ -177,11 +201,8 @@ final class TcpSubmission extends CompletableFuture<Void> implements RunnableFut
         aborted = true;
         boolean interrupted = false;
         synchronized (exchanging) {
-            while (!exchanging.isEmpty()) {
-                // Again on every round: a worker that entered while we iterated is closed next time.
-                for (TcpConnection c : exchanging) {
-                    c.close();
-                }
+            while (closeExchanging()) {
+                // Again on every round: a worker that entered meanwhile is closed next time.
                 try {
                     exchanging.wait(RECHECK_MILLIS);
                 } catch (InterruptedException e) {
@@ -192,6 +213,19 @@ final class TcpSubmission extends CompletableFuture<Void> implements RunnableFut
         if (interrupted) {
             Thread.currentThread().interrupt();
         }
+    }
+
+    /** Closes the connection of every exchange in progress; false when there is none. */
+    private boolean closeExchanging() {
+        boolean any = false;
+        for (int w = 0; w < exchanging.length; w++) {
+            TcpConnection c = (TcpConnection) SLOT.getVolatile(exchanging, w);
+            if (c != null) {
+                c.close();
+                any = true;
+            }
+        }
+        return any;
     }
 
     /**

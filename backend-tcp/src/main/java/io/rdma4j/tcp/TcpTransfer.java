@@ -12,6 +12,8 @@ import java.io.EOFException;
 import java.io.IOException;
 import java.lang.System.Logger.Level;
 import java.lang.foreign.MemorySegment;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.net.ConnectException;
 import java.net.SocketTimeoutException;
 import java.net.UnknownHostException;
@@ -20,8 +22,6 @@ import java.nio.channels.ClosedChannelException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * One op of a submit: its chunks, shared out among up to {@code rdma.tcp.parallelism} workers,
@@ -31,6 +31,18 @@ import java.util.concurrent.atomic.AtomicReference;
 final class TcpTransfer {
 
     private static final System.Logger LOG = System.getLogger(TcpTransfer.class.getName());
+    private static final VarHandle NEXT_CHUNK;
+    private static final VarHandle FAILURE;
+
+    static {
+        try {
+            MethodHandles.Lookup lookup = MethodHandles.lookup();
+            NEXT_CHUNK = lookup.findVarHandle(TcpTransfer.class, "nextChunk", long.class);
+            FAILURE = lookup.findVarHandle(TcpTransfer.class, "failure", TransportException.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
 
     private final boolean read;
     private final MemorySegment local;
@@ -40,17 +52,19 @@ final class TcpTransfer {
     private final long remoteOffset;
     private final Endpoint peer;
     private final Deadline deadline;
-    private final Duration budget;
+    private final long budgetNanos;
     private final String where;
     private final long total;
     private final long chunks;
-    private final AtomicLong nextChunk = new AtomicLong();
-    private final AtomicReference<TransportException> failure = new AtomicReference<>();
+    /** The next chunk a worker takes (through NEXT_CHUNK). */
+    private long nextChunk;
+    /** The first failure of a worker (through FAILURE). */
+    private volatile TransportException failure;
     private final TcpSubmission submission;
     private final TcpTransport transport;
 
     TcpTransfer(TcpTransport transport, TransportOp op, boolean read, TcpTransport.Target target, Deadline deadline,
-                Duration budget, String where, TcpSubmission submission) {
+                long budgetNanos, String where, TcpSubmission submission) {
         this.transport = transport;
         this.submission = submission;
         this.read = read;
@@ -61,7 +75,7 @@ final class TcpTransfer {
         this.remoteOffset = op.remoteOffset();
         this.peer = target.peer();
         this.deadline = deadline;
-        this.budget = budget;
+        this.budgetNanos = budgetNanos;
         this.where = where;
         this.total = op.length();
         this.chunks = total <= 0 ? 0 : (total - 1) / transport.chunkBytes() + 1;
@@ -81,40 +95,47 @@ final class TcpTransfer {
                     + "thread; transports work on their own threads, so allocate it from a shared or global arena"
                     + where);
         }
-        if (deadline.isExpired()) {
-            throw timeout(null);
-        }
         int workers = (int) Math.min(transport.parallelism(), chunks);
+        if (workers == 1) {
+            work(0);
+        } else {
+            runWorkers(workers);
+        }
+        TransportException f = failure;
+        if (f != null) {
+            throw f;
+        }
+    }
+
+    /** Runs worker 0 here and the others on pool threads, and waits for them. */
+    private void runWorkers(int workers) throws InterruptedException {
         List<TcpThreads.Task> helpers = new ArrayList<>(workers - 1);
         String name = Thread.currentThread().getName();
         for (int w = 1; w < workers; w++) {
+            int worker = w;
             try {
-                helpers.add(transport.threads().start(name + "-worker-" + w, this::work, TcpThreads.IGNORE));
+                helpers.add(transport.threads().start(name + "-worker-" + w, () -> work(worker), TcpThreads.IGNORE));
             } catch (RuntimeException | OutOfMemoryError e) {
                 // Fewer workers only means less parallelism: the chunks are shared out dynamically.
                 LOG.log(Level.WARNING, label() + ": cannot start worker " + w + ", continuing with " + w + ": " + e);
                 break;
             }
         }
-        work();
+        work(0);
         for (TcpThreads.Task helper : helpers) {
             helper.join();
         }
-        TransportException f = failure.get();
-        if (f != null) {
-            throw f;
-        }
     }
 
-    /** Takes chunks until none is left or a worker failed; runs on its own connection. */
-    private void work() {
+    /** Worker {@code worker}: takes chunks until none is left or a worker failed; runs on its own connection. */
+    private void work(int worker) {
         TcpConnection connection = null;
         Watchdog.Guard guard = null;
         boolean keep = false;
         try {
             boolean exchanged = false;
             long index;
-            while (failure.get() == null && !submission.isAborted() && (index = nextChunk.getAndIncrement()) < chunks) {
+            while (failure == null && !submission.isAborted() && (index = (long) NEXT_CHUNK.getAndAdd(this, 1L)) < chunks) {
                 long offset = index * transport.chunkBytes();
                 int length = (int) Math.min(transport.chunkBytes(), total - offset);
                 if (deadline.isExpired()) {
@@ -125,7 +146,7 @@ final class TcpTransfer {
                     guard = arm(connection);
                 }
                 try {
-                    exchange(connection, offset, length);
+                    exchange(worker, connection, offset, length);
                 } catch (IOException e) {
                     if (exchanged || !connection.isReused() || connection.isExpired() || transport.isClosing() || submission.isAborted()) {
                         throw e;
@@ -138,7 +159,7 @@ final class TcpTransfer {
                     connection = null;
                     connection = transport.pool().acquire(peer, deadline, false);
                     guard = arm(connection);
-                    exchange(connection, offset, length);
+                    exchange(worker, connection, offset, length);
                 }
                 exchanged = true;
             }
@@ -176,9 +197,9 @@ final class TcpTransfer {
      * Moves one chunk straight between the socket and the local segment, unless the submit was
      * aborted (cancelled, or the transport closed): then the connection is closed.
      */
-    private void exchange(TcpConnection connection, long offset, int length) throws IOException, TcpRefusedException {
+    private void exchange(int worker, TcpConnection connection, long offset, int length) throws IOException, TcpRefusedException {
         ByteBuffer view = local.asSlice(offset, length).asByteBuffer();
-        submission.enter(connection);
+        submission.enter(worker, connection);
         try {
             if (read) {
                 connection.read(bufferId, accessKey, incarnation, remoteOffset + offset, view);
@@ -186,16 +207,16 @@ final class TcpTransfer {
                 connection.write(bufferId, accessKey, incarnation, remoteOffset + offset, view);
             }
         } finally {
-            submission.exit(connection);
+            submission.exit(worker);
         }
     }
 
     private void fail(TransportException e) {
-        failure.compareAndSet(null, e);
+        FAILURE.compareAndSet(this, null, e);
     }
 
     private TransportException timeout(Throwable cause) {
-        return new TransportException(Kind.TIMEOUT, label() + " timed out after " + TcpTransport.format(budget) + where, cause);
+        return new TransportException(Kind.TIMEOUT, label() + " timed out after " + TcpTransport.format(Duration.ofNanos(budgetNanos)) + where, cause);
     }
 
     private TransportException refusal(TcpRefusedException refused) {

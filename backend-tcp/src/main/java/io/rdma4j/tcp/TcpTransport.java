@@ -159,7 +159,7 @@ final class TcpTransport implements Transport {
         if (batch.isEmpty()) {
             return CompletableFuture.completedFuture(null);
         }
-        TcpSubmission result = new TcpSubmission(batch, deadline, deadline.remaining(), runHere);
+        TcpSubmission result = new TcpSubmission(batch, deadline, deadline.remainingNanos(), runHere, parallelism);
         inFlight.add(result);
         if (closing) { // close() may have missed it: it reads inFlight after setting closing
             inFlight.remove(result);
@@ -206,7 +206,7 @@ final class TcpTransport implements Transport {
         if (batch.isEmpty()) {
             return;
         }
-        TcpSubmission result = new TcpSubmission(batch, deadline, deadline.remaining(), runHere);
+        TcpSubmission result = new TcpSubmission(batch, deadline, deadline.remainingNanos(), runHere, parallelism);
         inFlight.add(result);
         if (closing) {
             inFlight.remove(result);
@@ -250,13 +250,13 @@ final class TcpTransport implements Transport {
     private void runBatch(TcpSubmission submission) throws InterruptedException {
         List<TransportOp> batch = submission.ops();
         Deadline deadline = submission.deadline();
-        Duration budget = submission.budget();
+        long budgetNanos = submission.budgetNanos();
         for (int i = 0; i < batch.size(); i++) {
             String where = batch.size() == 1 ? "" : " (op " + (i + 1) + " of " + batch.size() + ")";
             TransportOp op = batch.get(i);
             boolean read = op.type() == TransportOp.OpType.READ_INTO_LOCAL;
             Target target = op.remoteContext() instanceof Target t ? t : decodeContext(op.remote());
-            new TcpTransfer(this, op, read, target, deadline, budget, where, submission).run();
+            new TcpTransfer(this, op, read, target, deadline, budgetNanos, where, submission).run();
         }
     }
 

@@ -114,6 +114,22 @@ class TcpConnectionPoolTest {
     }
 
     @Test
+    void giveBack_afterThePeersIdleConnectionsExpired_poolsTheConnectionAgain() throws IOException {
+        TcpConnection expiring = acquire();
+        TcpConnection inUse = acquire();
+        pool.giveBack(expiring);
+        nanos.addAndGet(IDLE.plusSeconds(1).toNanos());
+        pool.cleanUp(); // the peer's idle connections go, with their deque
+
+        pool.giveBack(inUse);
+
+        assertFalse(expiring.isOpen());
+        assertTrue(inUse.isOpen());
+        assertEquals(1, pool.idleCount(peer));
+        assertSame(inUse, acquire());
+    }
+
+    @Test
     void discard_closesAndNeverPools() throws IOException {
         TcpConnection c = acquire();
 

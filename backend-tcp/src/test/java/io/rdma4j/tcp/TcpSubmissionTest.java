@@ -1,19 +1,28 @@
 package io.rdma4j.tcp;
 
 import io.rdma4j.spi.Deadline;
+import io.rdma4j.spi.Endpoint;
 import org.junit.jupiter.api.Test;
 
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.channels.ClosedChannelException;
+import java.nio.channels.ServerSocketChannel;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 
 import static io.rdma4j.tcp.TcpTesting.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** A submit's ops run on exactly one thread: the first that claims them, the pool's or a waiting caller's. */
@@ -21,7 +30,7 @@ class TcpSubmissionTest {
 
     /** A submission of no ops whose work is {@code work}. */
     static TcpSubmission submission(TcpSubmission.Work work) {
-        return new TcpSubmission(List.of(), Deadline.after(Duration.ofSeconds(10)), Duration.ofSeconds(10), work);
+        return new TcpSubmission(List.of(), Deadline.after(Duration.ofSeconds(10)), Duration.ofSeconds(10).toNanos(), work, 1);
     }
 
     @Test
@@ -101,5 +110,55 @@ class TcpSubmissionTest {
         assertFalse(s.isDone());
         CompletableFuture<Void> f = s;
         assertTrue(f.completeExceptionally(new IllegalStateException("closed")));
+    }
+
+    @Test
+    void abort_whileAWorkerExchanges_closesItsConnectionAndReturnsOnlyAfterTheWorkerLeft() throws Exception {
+        try (ServerSocketChannel silent = ServerSocketChannel.open().bind(new InetSocketAddress("127.0.0.1", 0))) {
+            Endpoint peer = new Endpoint("127.0.0.1", ((InetSocketAddress) silent.getLocalAddress()).getPort());
+            TcpConnection connection = TcpConnection.connect(peer, Deadline.after(Duration.ofSeconds(10)));
+            TcpSubmission s = new TcpSubmission(List.of(), Deadline.after(Duration.ofSeconds(10)),
+                    Duration.ofSeconds(10).toNanos(), self -> { }, 2);
+            CountDownLatch entered = new CountDownLatch(1);
+            AtomicBoolean left = new AtomicBoolean();
+            AtomicReference<Throwable> readFailure = new AtomicReference<>();
+            Thread worker = Thread.ofPlatform().start(() -> {
+                try {
+                    s.enter(1, connection); // the second worker's slot
+                    entered.countDown();
+                    // the peer never answers: only closing the connection ends this read
+                    connection.read(1, new byte[TcpProtocol.KEY_BYTES], new byte[TcpProtocol.INCARNATION_BYTES], 0,
+                            ByteBuffer.allocateDirect(8));
+                } catch (Throwable t) {
+                    readFailure.set(t);
+                } finally {
+                    left.set(true);
+                    s.exit(1);
+                }
+            });
+            entered.await();
+
+            s.abort();
+
+            assertTrue(left.get(), "abort() returned while the worker was still inside its exchange");
+            assertFalse(connection.isOpen());
+            worker.join();
+            assertInstanceOf(IOException.class, readFailure.get());
+        }
+    }
+
+    @Test
+    void enter_afterAbort_refusesTheExchangeAndClosesTheConnection() throws Exception {
+        try (ServerSocketChannel listener = ServerSocketChannel.open().bind(new InetSocketAddress("127.0.0.1", 0))) {
+            Endpoint peer = new Endpoint("127.0.0.1", ((InetSocketAddress) listener.getLocalAddress()).getPort());
+            TcpConnection connection = TcpConnection.connect(peer, Deadline.after(Duration.ofSeconds(10)));
+            TcpSubmission s = submission(self -> { });
+            s.abort();
+
+            assertThrows(ClosedChannelException.class, () -> s.enter(0, connection));
+
+            assertFalse(connection.isOpen());
+            s.abort(); // nothing left inside an exchange: returns at once
+        }
     }
 }
