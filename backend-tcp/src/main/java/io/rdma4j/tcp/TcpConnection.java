@@ -3,6 +3,7 @@ package io.rdma4j.tcp;
 import io.rdma4j.spi.Deadline;
 import io.rdma4j.spi.Endpoint;
 
+import java.io.EOFException;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.SocketTimeoutException;
@@ -16,17 +17,26 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * The requesting end of one connection to a peer's data endpoint: blocking I/O, one exchange at a
  * time, used by one transfer worker at a time (the pool checks it out). Payloads move straight
  * between the socket and the caller's {@link ByteBuffer} view of off-heap memory; the only buffers
- * it owns are two small direct header buffers, reused for every exchange.
+ * it owns are two small direct buffers, reused for every exchange: the request header, and the
+ * reply's preamble with room for a small read's payload, which then arrives in the same system
+ * call as its preamble and is copied out (one {@code read} per small op instead of two).
  *
  * <p>Any exception but {@link TcpRefusedException} leaves the connection in an unknown state:
  * the caller must close it.
  */
 final class TcpConnection implements AutoCloseable {
 
+    /**
+     * Most bytes a READ chunk may have to be received together with its reply's preamble, in one
+     * system call into the connection's own buffer, and then copied to the caller's memory; larger
+     * chunks are received straight into the caller's memory after the preamble.
+     */
+    static final int SMALL_READ_BYTES = 4096;
+
     private final Endpoint peer;
     private final SocketChannel channel;
     private final ByteBuffer request = ByteBuffer.allocateDirect(TcpProtocol.REQUEST_HEADER_BYTES);
-    private final ByteBuffer reply = ByteBuffer.allocateDirect(TcpProtocol.PREAMBLE_BYTES);
+    private final ByteBuffer reply = ByteBuffer.allocateDirect(TcpProtocol.PREAMBLE_BYTES + SMALL_READ_BYTES);
     private final ByteBuffer[] gather = new ByteBuffer[2];
     private final AtomicBoolean closed = new AtomicBoolean();
     private volatile boolean expired;
@@ -86,7 +96,8 @@ final class TcpConnection implements AutoCloseable {
         } finally {
             gather[1] = null;
         }
-        readReplyPreamble(TcpProtocol.OK); // an OK reply has no body
+        reply.clear().limit(TcpProtocol.PREAMBLE_BYTES);
+        readReply(TcpProtocol.OK); // an OK reply has no body
     }
 
     /**
@@ -99,11 +110,19 @@ final class TcpConnection implements AutoCloseable {
         int length = destination.remaining();
         putRequest(TcpProtocol.READ, bufferId, accessKey, incarnation, offset, length);
         TcpProtocol.writeFully(channel, request);
-        int bodyLength = readReplyPreamble(TcpProtocol.DATA);
+        boolean small = length <= SMALL_READ_BYTES;
+        // A DATA reply is exactly this long, and nothing follows it before the next request.
+        reply.clear().limit(TcpProtocol.PREAMBLE_BYTES + (small ? length : 0));
+        int bodyLength = readReply(TcpProtocol.DATA);
         if (bodyLength != length) {
             throw new TcpProtocolException("tcp read chunk size mismatch: expected " + length + ", got " + bodyLength);
         }
-        TcpProtocol.readFully(channel, destination);
+        if (small) {
+            TcpProtocol.readFully(channel, reply);
+            destination.put(reply.flip().position(TcpProtocol.PREAMBLE_BYTES));
+        } else {
+            TcpProtocol.readFully(channel, destination);
+        }
     }
 
     private void putRequest(int type, long bufferId, byte[] accessKey, byte[] incarnation, long offset, int length) {
@@ -115,10 +134,19 @@ final class TcpConnection implements AutoCloseable {
         request.flip();
     }
 
-    /** Reads a reply preamble; returns the body length of an {@code expected} reply. */
-    private int readReplyPreamble(int expected) throws IOException, TcpRefusedException {
-        reply.clear();
-        TcpProtocol.readFully(channel, reply);
+    /**
+     * Reads a reply into {@code reply}, at least its preamble and at most up to the buffer's limit;
+     * returns the body length of an {@code expected} reply, whose first bytes may already be in
+     * the buffer.
+     *
+     * @throws TcpRefusedException when the reply is an ERROR (read completely)
+     */
+    private int readReply(int expected) throws IOException, TcpRefusedException {
+        while (reply.position() < TcpProtocol.PREAMBLE_BYTES) {
+            if (channel.read(reply) < 0) {
+                throw new EOFException("connection closed by peer");
+            }
+        }
         int bodyLength;
         try {
             bodyLength = TcpProtocol.replyBodyLength(reply, expected);
@@ -126,7 +154,13 @@ final class TcpConnection implements AutoCloseable {
             throw new TcpProtocolException("peer " + peer + ": " + e.getMessage());
         }
         if (reply.get(3) == TcpProtocol.ERROR) {
+            int received = reply.position() - TcpProtocol.PREAMBLE_BYTES;
+            if (received > bodyLength) {
+                throw new TcpProtocolException("peer " + peer + ": " + (received - bodyLength)
+                        + " byte(s) after an ERROR reply");
+            }
             ByteBuffer body = ByteBuffer.allocate(bodyLength); // error path only
+            body.put(reply.slice(TcpProtocol.PREAMBLE_BYTES, received));
             TcpProtocol.readFully(channel, body);
             throw TcpProtocol.decodeError(body.flip());
         }

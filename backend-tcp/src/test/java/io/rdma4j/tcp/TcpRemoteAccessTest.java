@@ -9,6 +9,8 @@ import io.rdma4j.spi.Endpoint;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 import java.io.IOException;
 import java.lang.foreign.Arena;
@@ -115,6 +117,28 @@ class TcpRemoteAccessTest {
         await(peer.manager().read(buffer.remote(), local, TRANSFER_TIMEOUT));
 
         assertEquals(-1, Patterns.mismatch(buffer.segment(), local, SIZE));
+        assertEquals(1, peer.transport().pool().openedCount(), "the refusal must not cost the connection");
+    }
+
+    /**
+     * A small read takes its reply's preamble and payload in one system call (up to the payload's
+     * length): a refusal whose text is longer (8 bytes) or shorter (the largest small read) than the
+     * payload asked for arrives whole, and the connection stays in step.
+     */
+    @ParameterizedTest(name = "{0} bytes")
+    @ValueSource(ints = {8, TcpConnection.SMALL_READ_BYTES})
+    void smallRead_withWrongAccessKey_isRefusedAndTheConnectionStaysInStep(int length) {
+        RdmaRemoteBuffer forged = TestTokens.withFlippedKeyByte(buffer.remote()).slice(0, length);
+        MemorySegment target = local.asSlice(0, length).fill((byte) 0x77);
+
+        RemoteAccessException e = remoteAccess(failureOf(peer.manager().read(forged, target, TRANSFER_TIMEOUT)));
+        MemorySegment untouched = arena.allocate(length).fill((byte) 0x77);
+        long touched = Patterns.mismatch(untouched, target, length);
+        await(peer.manager().read(buffer.remote().slice(0, length), target, TRANSFER_TIMEOUT));
+
+        assertTrue(e.getMessage().contains("denied: no such buffer, released, or wrong access key"), e.getMessage());
+        assertEquals(-1, touched, "the refusal's bytes reached the caller's memory");
+        assertEquals(-1, Patterns.mismatch(buffer.segment(), target, length));
         assertEquals(1, peer.transport().pool().openedCount(), "the refusal must not cost the connection");
     }
 

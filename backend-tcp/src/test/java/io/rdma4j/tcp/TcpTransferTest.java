@@ -112,7 +112,7 @@ class TcpTransferTest {
     class BetweenTwoManagers {
 
         @ParameterizedTest(name = "{0} bytes")
-        @ValueSource(longs = {1, 4096, MIB + 1, 64 * MIB + 3})
+        @ValueSource(longs = {1, TcpConnection.SMALL_READ_BYTES, TcpConnection.SMALL_READ_BYTES + 1, MIB + 1, 64 * MIB + 3})
         void write_thenReadBack_movesExactBytes(long size) {
             RdmaManager owner = closing(TcpTesting.manager());
             RdmaManager peer = closing(TcpTesting.manager());
