@@ -9,6 +9,8 @@ import io.rdma4j.spi.RegistrationLookup;
 import java.io.EOFException;
 import java.io.IOException;
 import java.lang.System.Logger.Level;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.net.InetSocketAddress;
 import java.net.SocketAddress;
 import java.net.StandardSocketOptions;
@@ -19,6 +21,8 @@ import java.nio.channels.SocketChannel;
 import java.time.Duration;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
@@ -32,6 +36,14 @@ import java.util.concurrent.atomic.AtomicLong;
  * requester as ERROR replies on a connection that stays usable; a malformed or truncated frame
  * closes that connection only. Once a request's first byte arrived, the rest of the exchange must
  * finish within the frame timeout, or the connection is closed (releasing its pin).
+ *
+ * <p>The frame timeout costs a request no watchdog guard: a session notes which request it is
+ * serving (two ordered stores per request), and while sessions are open one watchdog guard at a
+ * time, re-armed every {@value #WATCH_STEPS}th of the frame timeout (at least every watchdog tick),
+ * looks at them all and closes a session that has served the same request for longer than the
+ * timeout since it was first seen. A stalled request is so closed between one frame timeout after
+ * its first byte and that plus two watch periods (and the watchdog's tick); with no session open,
+ * no guard is armed.
  */
 final class TcpDataServer implements AutoCloseable {
 
@@ -39,6 +51,18 @@ final class TcpDataServer implements AutoCloseable {
     static final int MAX_CONNECTIONS = 1024;
 
     private static final System.Logger LOG = System.getLogger(TcpDataServer.class.getName());
+    /** How many looks at the sessions per frame timeout. */
+    static final int WATCH_STEPS = 16;
+    private static final VarHandle REQUEST;
+
+    static {
+        try {
+            REQUEST = MethodHandles.lookup().findVarHandle(Session.class, "request", long.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
     /** Scratch for consuming the payload of a refused WRITE: error path only. */
     private static final int DRAIN_BUFFER_BYTES = 64 * 1024;
 
@@ -48,7 +72,13 @@ final class TcpDataServer implements AutoCloseable {
     private final Watchdog watchdog;
     private final TcpThreads threads;
     private final long frameTimeoutNanos;
+    private final long watchPeriodNanos;
     private final Set<SocketChannel> connections = ConcurrentHashMap.newKeySet();
+    private final Set<Session> sessions = ConcurrentHashMap.newKeySet();
+    /** Whether a watch guard is armed (or being armed). */
+    private final AtomicBoolean watching = new AtomicBoolean();
+    /** Set while {@link #watch()} re-arms itself: a closed watchdog runs the action at once, and then it must stop. */
+    private volatile boolean rearming;
     private final AtomicLong connectionSeq = new AtomicLong();
     private volatile boolean closed;
 
@@ -63,6 +93,7 @@ final class TcpDataServer implements AutoCloseable {
         this.watchdog = watchdog;
         this.threads = threads;
         this.frameTimeoutNanos = frameTimeout.toNanos();
+        this.watchPeriodNanos = Math.max(TimeUnit.MILLISECONDS.toNanos(Watchdog.TICK_MILLIS), frameTimeoutNanos / WATCH_STEPS);
         this.server = ServerSocketChannel.open();
         try {
             server.setOption(StandardSocketOptions.SO_REUSEADDR, true);
@@ -133,11 +164,17 @@ final class TcpDataServer implements AutoCloseable {
 
     private void serve(SocketChannel ch) {
         SocketAddress remote = null;
+        Session session = null;
         try {
             remote = ch.getRemoteAddress();
             ch.setOption(StandardSocketOptions.TCP_NODELAY, true);
             ch.setOption(StandardSocketOptions.SO_KEEPALIVE, true);
-            new Session(ch).run();
+            session = new Session(ch);
+            sessions.add(session);
+            if (!watching.get() && watching.compareAndSet(false, true)) {
+                armWatch();
+            }
+            session.run();
         } catch (EOFException | ClosedChannelException ended) {
             // the peer went away or we are closing: nothing to report
         } catch (TcpProtocolException e) {
@@ -149,9 +186,46 @@ final class TcpDataServer implements AutoCloseable {
         } catch (RuntimeException e) {
             LOG.log(Level.WARNING, "tcp data endpoint on port " + port + ": connection from " + remote + " failed", e);
         } finally {
+            if (session != null) {
+                sessions.remove(session);
+            }
             connections.remove(ch);
             closeQuietly(ch);
         }
+    }
+
+    private void armWatch() {
+        rearming = true;
+        try {
+            watchdog.arm(watchPeriodNanos, this::watch);
+        } finally {
+            rearming = false;
+        }
+    }
+
+    /**
+     * The frame watch (a watchdog action): closes sessions stalled in a request, and looks again
+     * after a watch period while any session is open.
+     */
+    private void watch() {
+        if (rearming) {
+            return; // the watchdog is closed and ran this at once: its manager is closing, and so are we
+        }
+        long now = System.nanoTime();
+        for (Session s : sessions) {
+            s.check(now);
+        }
+        if (closed) {
+            return;
+        }
+        if (sessions.isEmpty()) {
+            watching.set(false);
+            // a session opened after the look above armed a watch, or sees `watching` false and arms one
+            if (sessions.isEmpty() || !watching.compareAndSet(false, true)) {
+                return;
+            }
+        }
+        armWatch();
     }
 
     /**
@@ -184,6 +258,14 @@ final class TcpDataServer implements AutoCloseable {
         private final byte[] key = new byte[TcpProtocol.KEY_BYTES];
         private final byte[] incarnation = new byte[TcpProtocol.INCARNATION_BYTES];
         private ByteBuffer drain;
+        /** Requests begun on this connection (this session's thread only). */
+        private long requests;
+        /** The request being served, or 0 between requests (written in order through REQUEST, read by the watch). */
+        @SuppressWarnings("unused")
+        private long request;
+        /** The request the watch last saw, and when it first saw it (the watch only). */
+        private long seenRequest;
+        private long seenAtNanos;
 
         Session(SocketChannel ch) {
             this.ch = ch;
@@ -201,13 +283,24 @@ final class TcpDataServer implements AutoCloseable {
                     continue;
                 }
                 // From the first byte on, the exchange is bounded: a stalled peer cannot hold a pin.
-                try (Watchdog.Guard guard = watchdog.arm(frameTimeoutNanos, this::abandon)) {
-                    exchange();
-                }
+                REQUEST.setRelease(this, ++requests);
+                exchange();
+                REQUEST.setRelease(this, 0L);
             }
         }
 
-        /** Watchdog action: the peer started a request and did not finish it in time. */
+        /** The watch's look at {@code now}: closes the connection when one request has been served for too long. */
+        void check(long now) {
+            long r = (long) REQUEST.getAcquire(this);
+            if (r == 0 || r != seenRequest) {
+                seenRequest = r;
+                seenAtNanos = now; // it began at or before this
+            } else if (now - seenAtNanos >= frameTimeoutNanos) {
+                abandon();
+            }
+        }
+
+        /** The watch's action: the peer started a request and did not finish it in time. */
         private void abandon() {
             if (!closed) {
                 LOG.log(Level.INFO, "tcp data endpoint on port " + port + ": closing a connection whose request was not "

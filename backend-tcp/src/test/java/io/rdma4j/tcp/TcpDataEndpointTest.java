@@ -154,6 +154,36 @@ class TcpDataEndpointTest {
     }
 
     @Test
+    void requestsComingOneAfterAnother_forLongerThanTheIdleTimeout_areAllServed() throws IOException {
+        try (TcpTesting.Instrumented strict = TcpTesting.instrumented("rdma.tcp.idleTimeout", "200ms")) {
+            RdmaBuffer b = await(strict.manager().allocate(8));
+            try (RawDataClient busy = new RawDataClient(TestTokens.dataEndpoint(b.remote()))) {
+                long end = System.nanoTime() + java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(1000);
+                int served = 0;
+                while (System.nanoTime() - end < 0 || served < 100) { // five idle timeouts of requests on one connection
+                    busy.read(b.id(), TestTokens.accessKey(b.remote()), TestTokens.incarnation(b.remote()), 0, 8);
+                    assertEquals(RawDataClient.DATA, busy.reply().type(), "request " + served);
+                    served++;
+                }
+            }
+        }
+    }
+
+    @Test
+    void dataEndpoint_withNoConnectionOpen_armsNoWatchdogGuard() throws IOException {
+        try (TcpTesting.Instrumented quiet = TcpTesting.instrumented("rdma.tcp.idleTimeout", "200ms")) {
+            RdmaBuffer b = await(quiet.manager().allocate(8));
+            try (RawDataClient once = new RawDataClient(TestTokens.dataEndpoint(b.remote()))) {
+                once.read(b.id(), TestTokens.accessKey(b.remote()), TestTokens.incarnation(b.remote()), 0, 8);
+                assertEquals(RawDataClient.DATA, once.reply().type());
+            }
+
+            TcpTesting.awaitCondition("the data endpoint's frame watch ends with its last connection",
+                    () -> quiet.transport().servedConnectionCount() == 0 && quiet.transport().watchdog().armedCount() == 0);
+        }
+    }
+
+    @Test
     void closedConnections_leaveNoServingThreadBehind() throws IOException {
         try (RawDataClient attacker = new RawDataClient(data)) {
             attacker.send(new byte[]{1, 2, 3, 4, 5, 6, 7, 8, 9});
