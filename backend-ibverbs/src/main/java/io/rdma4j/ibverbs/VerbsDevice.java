@@ -23,6 +23,7 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
@@ -46,6 +47,12 @@ final class VerbsDevice implements AutoCloseable {
     static final int PORT = 1;
     /** Completions taken per {@code ibv_poll_cq}. */
     static final int POLL_BATCH = 64;
+    /**
+     * How long the poller sleeps at a time while a waiting caller polls the queue: that caller
+     * delivers every completion, and the CPU the poller would spin on is the driver's (soft-RoCE
+     * does its work on the host's CPUs) or the caller's.
+     */
+    static final long REST_NANOS = TimeUnit.MICROSECONDS.toNanos(50);
     private static final System.Logger LOG = System.getLogger(VerbsDevice.class.getName());
 
     final VerbsContext context;
@@ -72,6 +79,11 @@ final class VerbsDevice implements AutoCloseable {
     private final WorkCompletions polled;
     /** Whether a waiting caller polls this queue ({@link #claimWaiterPolling}); one at a time. */
     private final AtomicBoolean waiterPolling = new AtomicBoolean();
+    /**
+     * Whether that caller is delivering completions, and so maybe running user callbacks that
+     * wait for other ops (which it cannot poll for meanwhile): the poller does not rest then.
+     */
+    private volatile boolean waiterDelivering;
     /** When a thread last took completions off the queue ({@link System#nanoTime}); the poller spins for the busy-poll window after it. */
     private volatile long lastCompletion = System.nanoTime();
     /** Work completions taken off the queue so far, by the poller and by waiting callers. */
@@ -214,6 +226,10 @@ final class VerbsDevice implements AutoCloseable {
     private void poll() {
         try {
             while (!closing) {
+                if (waiterPolling.get() && !waiterDelivering) {     // the caller takes every completion meanwhile
+                    LockSupport.parkNanos(this, REST_NANOS);
+                    continue;
+                }
                 if (pollOnce(true) > 0) {
                     continue;
                 }
@@ -258,8 +274,9 @@ final class VerbsDevice implements AutoCloseable {
      * of completion-queue room resume. The poller calls it, and so may a thread waiting for its
      * own ops, which then needs no wakeup.
      *
-     * @param wait whether to wait while another thread polls (the poller); callers pass false and
-     *             leave the completions to that thread
+     * @param wait true for the poller, which waits while another thread polls; false for the one
+     *             waiting caller that claimed the queue ({@link #claimWaiterPolling}), which leaves
+     *             the completions to a thread already polling
      * @return completions delivered; 0 when none waited, another thread was polling, or the device is closing
      */
     int pollOnce(boolean wait) {
@@ -286,8 +303,17 @@ final class VerbsDevice implements AutoCloseable {
             pollLock.unlock();
         }
         lastCompletion = System.nanoTime();
-        deliver(taken);
-        resumeStarved();
+        if (!wait) {
+            waiterDelivering = true;
+        }
+        try {
+            deliver(taken);
+            resumeStarved();
+        } finally {
+            if (!wait) {
+                waiterDelivering = false;
+            }
+        }
         return taken.length / 2;
     }
 
@@ -355,6 +381,7 @@ final class VerbsDevice implements AutoCloseable {
         }
         closing = true;
         wakeup.signal();
+        LockSupport.unpark(poller);     // when it rests while a caller polls
         try {
             poller.join(TimeUnit.SECONDS.toMillis(5));
         } catch (InterruptedException e) {

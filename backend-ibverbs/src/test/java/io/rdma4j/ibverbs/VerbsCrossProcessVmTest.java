@@ -215,6 +215,35 @@ class VerbsCrossProcessVmTest {
     }
 
     @Test
+    void callbackThatWaitsForAnotherOp_completes_whileTheCallerThatRunsItHoldsThePlaceOfTheWaitingPoller() throws Exception {
+        RdmaManager holder = holder("rdma.ibverbs.busyPollWindow=1s");     // the waiting caller polls until its op is done
+        RdmaRemoteBuffer remote = alloc(owner, 4096, 17);
+        MemorySegment first = managers.arena().allocate(4096, 8);
+        MemorySegment nested = managers.arena().allocate(4096, 8);
+        MemorySegment second = managers.arena().allocate(4096, 8);
+        CompletableFuture<Void> firstWithCallback;
+        CompletableFuture<Void> secondRead;
+        signal("STOP", owner.process());     // both reads wait for the handshake: the callback is in place first
+        try {
+            firstWithCallback = holder.read(remote, first, TIMEOUT)
+                    .thenRun(() -> holder.read(remote, nested, TIMEOUT).join());      // waits inside a delivery
+            secondRead = holder.read(remote, second, TIMEOUT);
+        } finally {
+            signal("CONT", owner.process());
+        }
+
+        // This thread polls for the second read and, most likely, takes the first read's completion
+        // with it: the callback then waits on this thread, which cannot poll meanwhile, so the
+        // poller must take the nested read's completion (or the nested read times out).
+        secondRead.join();
+        firstWithCallback.get(TIMEOUT.toSeconds(), TimeUnit.SECONDS);
+
+        assertEquals(-1, DataPattern.mismatch(nested, 17), "the nested read");
+        assertEquals(-1, DataPattern.mismatch(first, 17), "the first read");
+        assertEquals(-1, DataPattern.mismatch(second, 17), "the second read");
+    }
+
+    @Test
     void readAfterTheOwnerReleasedTheBuffer_failsWithRemoteAccess() throws Exception {
         RdmaManager holder = holder();
         RdmaRemoteBuffer remote = alloc(owner, 4096, 5);
