@@ -155,12 +155,12 @@ class TcpDataEndpointTest {
 
     @Test
     void requestsComingOneAfterAnother_forLongerThanTheIdleTimeout_areAllServed() throws IOException {
-        try (TcpTesting.Instrumented strict = TcpTesting.instrumented("rdma.tcp.idleTimeout", "200ms")) {
+        try (TcpTesting.Instrumented strict = TcpTesting.instrumented("rdma.tcp.idleTimeout", "500ms")) {
             RdmaBuffer b = await(strict.manager().allocate(8));
             try (RawDataClient busy = new RawDataClient(TestTokens.dataEndpoint(b.remote()))) {
-                long end = System.nanoTime() + java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(1000);
+                long end = System.nanoTime() + java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(2000);
                 int served = 0;
-                while (System.nanoTime() - end < 0 || served < 100) { // five idle timeouts of requests on one connection
+                while (System.nanoTime() - end < 0 || served < 100) { // four idle timeouts of requests on one connection
                     busy.read(b.id(), TestTokens.accessKey(b.remote()), TestTokens.incarnation(b.remote()), 0, 8);
                     assertEquals(RawDataClient.DATA, busy.reply().type(), "request " + served);
                     served++;
