@@ -56,6 +56,27 @@ class ControlPlaneTest {
     }
 
     @Test
+    void release_toAnOwnerRestartedOnTheSameEndpoint_succeedsAlthoughThePooledConnectionToItsPredecessorDied()
+            throws IOException {
+        int port = freePort();
+        RdmaManager holder = manager(new StubProvider("stub", 1));
+        RdmaManager first = managers.track(RdmaManager.newBuilder().isolated()
+                .providers(List.of(new StubProvider("stub", 1))).set("rdma.controlPort", String.valueOf(port)).build());
+        holder.release(first.register(managers.arena().allocate(64)).join(), PROBE).join();   // pools a connection
+        Endpoint endpoint = first.controlEndpoint();
+        first.close();
+        RdmaManager second = managers.track(RdmaManager.newBuilder().isolated()
+                .providers(List.of(new StubProvider("stub", 1))).set("rdma.controlPort", String.valueOf(port)).build());
+        RdmaRemoteBuffer token = second.register(managers.arena().allocate(64)).join();
+        assertEquals(1, second.registeredBufferCount());
+
+        holder.release(token, PROBE).join();
+
+        assertEquals(endpoint, second.controlEndpoint(), "the successor is on the same endpoint");
+        assertEquals(0, second.registeredBufferCount(), "the release reached the successor");
+    }
+
+    @Test
     void probeReadiness_startedManager_isReady() {
         RdmaManager a = manager(new StubProvider("stub", 1));
         RdmaManager b = manager(new StubProvider("stub", 1));

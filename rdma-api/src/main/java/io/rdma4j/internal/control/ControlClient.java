@@ -20,6 +20,7 @@ import java.io.OutputStream;
 import java.net.ConnectException;
 import java.net.InetSocketAddress;
 import java.net.Socket;
+import java.net.SocketException;
 import java.net.SocketTimeoutException;
 import java.nio.ByteBuffer;
 import java.time.Duration;
@@ -36,6 +37,8 @@ import java.util.concurrent.locks.LockSupport;
  * a guard on the manager's {@link Watchdog} closes the connection when the deadline passes mid-exchange.
  */
 public final class ControlClient implements AutoCloseable {
+
+    private static final System.Logger LOG = System.getLogger(ControlClient.class.getName());
 
     private static final Duration IDLE_EXPIRY = Duration.ofSeconds(60);
 
@@ -124,18 +127,64 @@ public final class ControlClient implements AutoCloseable {
         return result;
     }
 
-    /** One request/reply, ended by the deadline; returns the OK body or throws a {@link TransportException}. */
+    /**
+     * One request/reply, ended by the deadline; returns the OK body or throws a {@link TransportException}.
+     * A pooled connection the peer has closed meanwhile (it restarted on its endpoint, or closed
+     * the connection as idle) fails at once, before any reply: the request goes once more over a
+     * new connection.
+     */
     private byte[] exchange(Endpoint peer, byte type, byte[] body, Deadline deadline, String what) throws IOException {
         if (closed) {
             throw new TransportException(Kind.INTERNAL, "control client closed");
         }
         byte[] request = Frames.encode(type, body);
-        Connection c = checkout(peer, deadline, what);
+        Connection pooled = pooled(peer);
+        if (pooled != null) {
+            try {
+                return exchange(pooled, true, peer, request, deadline, what);
+            } catch (ClosedWhileIdle e) {
+                LOG.log(System.Logger.Level.DEBUG, "control connection to {0} was closed while idle; {1} goes over a new one",
+                        peer, what);
+            }
+        }
+        return exchange(connect(peer, deadline, what), false, peer, request, deadline, what);
+    }
+
+    /** The peer closed a pooled connection before it answered anything on it. */
+    private static final class ClosedWhileIdle extends RuntimeException {
+        ClosedWhileIdle() {
+            super(null, null, false, false);
+        }
+    }
+
+    private byte[] exchange(Connection c, boolean pooled, Endpoint peer, byte[] request, Deadline deadline, String what)
+            throws IOException {
         boolean reusable = false;
         Watchdog.Guard guard = watchdog.arm(deadline, c::close);
         try {
-            c.out.write(request);
-            c.out.flush();
+            try {
+                c.out.write(request);
+                c.out.flush();
+            } catch (SocketException e) {
+                if (pooled && !guard.fired()) {
+                    throw new ClosedWhileIdle();        // reset by the peer: nothing was read
+                }
+                throw e;
+            }
+            int first;
+            try {
+                c.in.mark(1);
+                first = c.in.read();        // the reply's first byte: until it comes, the peer has answered nothing
+            } catch (SocketException e) {
+                if (pooled && !guard.fired()) {
+                    throw new ClosedWhileIdle();
+                }
+                throw e;
+            }
+            if (first < 0 && pooled && !guard.fired()) {
+                throw new ClosedWhileIdle();
+            }
+            c.in.reset();
             Frames.Frame reply = Frames.read(c.in);
             if (reply == null) {
                 throw new TransportException(Kind.PEER_UNREACHABLE, what + " to " + peer + ": connection closed by peer");
@@ -182,14 +231,14 @@ public final class ControlClient implements AutoCloseable {
         }
     }
 
-    private Connection checkout(Endpoint peer, Deadline deadline, String what) {
+    /** A pooled idle connection to {@code peer}, taken out of the pool, or null. */
+    private Connection pooled(Endpoint peer) {
         Queue<Connection> q = idle.getIfPresent(peer);
-        if (q != null) {
-            Connection c = q.poll();
-            if (c != null) {
-                return c;
-            }
-        }
+        return q == null ? null : q.poll();
+    }
+
+    /** A new connection to {@code peer}, connected within the time left. */
+    private Connection connect(Endpoint peer, Deadline deadline, String what) {
         int timeout = timeoutMillis(deadline, peer, what);
         Socket s = new Socket();
         try {
