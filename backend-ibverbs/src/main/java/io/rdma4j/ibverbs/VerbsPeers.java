@@ -5,6 +5,7 @@ import io.rdma4j.ibverbs.ffi.QueuePair;
 import io.rdma4j.ibverbs.ffi.QueuePairInit;
 import io.rdma4j.ibverbs.ffi.ReadyToReceive;
 import io.rdma4j.ibverbs.ffi.ReadyToSend;
+import io.rdma4j.spi.BufferAccessException;
 import io.rdma4j.spi.Deadline;
 import io.rdma4j.spi.Endpoint;
 import io.rdma4j.spi.TransportContext;
@@ -34,6 +35,10 @@ import java.util.concurrent.locks.ReentrantReadWriteLock;
  * the same endpoint has a new incarnation and gets a new handshake. A queue pair that went to ERROR is
  * replaced by a new one on its slot for later ops; the old one is destroyed once its outstanding
  * work requests have drained ({@link VerbsConnection}).
+ *
+ * <p>A handshake answered by an owner incarnation takes the queue pairs to any other incarnation
+ * at that endpoint out of service: that manager is gone. The passive side refuses a handshake
+ * addressed to another incarnation than its own.
  *
  * <p>The passive side keeps one queue pair per slot of each holder ({@link PassiveQueuePairs}): a
  * new handshake for a slot destroys the queue pair it replaces, and a holder's new incarnation on
@@ -212,11 +217,34 @@ final class VerbsPeers implements AutoCloseable {
                 .handle((reply, t) -> {
                     lifecycle.readLock().lock();
                     try {
-                        return completeHandshake(device, mine, psn, peer, reply, t);
+                        VerbsConnection c = completeHandshake(device, mine, psn, peer, reply, t);
+                        retirePredecessors(owner, ownerIncarnation);
+                        return c;
                     } finally {
                         lifecycle.readLock().unlock();
                     }
                 });
+    }
+
+    /**
+     * A handshake with the owner incarnation {@code ownerIncarnation} at {@code owner} succeeded: any
+     * other incarnation that was there is gone (an endpoint serves one manager at a time). Its slots
+     * are forgotten and its queue pairs leave service, which flushes what is still in flight on
+     * them; each is destroyed once drained. Under the read side of {@link #lifecycle}.
+     */
+    private void retirePredecessors(Endpoint owner, String ownerIncarnation) {
+        for (Map.Entry<GroupKey, Group> e : groups.entrySet()) {
+            GroupKey k = e.getKey();
+            if (k.owner().equals(owner) && !k.incarnation().equals(ownerIncarnation) && groups.remove(k, e.getValue())) {
+                String why = "the manager at " + owner + " is gone: incarnation " + ownerIncarnation + " answers there now";
+                for (int i = 0; i < e.getValue().slots.length(); i++) {
+                    CompletableFuture<VerbsConnection> f = e.getValue().slots.get(i);
+                    if (f != null) {
+                        f.thenAccept(c -> c.breakDown(why));
+                    }
+                }
+            }
+        }
     }
 
     /** The reply (or failure {@code t}) of a handshake, under the read side of {@link #lifecycle}. */
@@ -240,8 +268,8 @@ final class VerbsPeers implements AutoCloseable {
         } catch (RuntimeException e) {
             closeQuietly(qp);
             TransportException te = failure(e);
-            throw new TransportException(te.kind() == TransportException.Kind.TIMEOUT ? te.kind()
-                    : TransportException.Kind.PEER_UNREACHABLE, "ibverbs queue-pair handshake with " + peer
+            throw new TransportException(te.kind() == TransportException.Kind.TIMEOUT
+                    || te.kind() == TransportException.Kind.STALE_TOKEN ? te.kind() : TransportException.Kind.PEER_UNREACHABLE, "ibverbs queue-pair handshake with " + peer
                     + " failed (remembered for this peer): " + te.getMessage(), te);
         }
     }
@@ -267,11 +295,17 @@ final class VerbsPeers implements AutoCloseable {
      *
      * @throws IllegalStateException if the transport is closed, or the request comes from a holder
      *                               incarnation already succeeded on its endpoint
+     * @throws BufferAccessException (stale) if the request addresses another incarnation than this manager's
      */
     byte[] accept(Endpoint holder, VerbsDevice device, VerbsWire.Handshake request) {
         VerbsWire.Endpoint remote = request.endpoint();
         PassiveQueuePairs.Key key = new PassiveQueuePairs.Key(request.fromIncarnation(), remote.device(),
                 request.toIncarnation(), device.name, request.slot());
+        if (!incarnation.equals(request.toIncarnation())) {
+            throw new BufferAccessException(BufferAccessException.Reason.STALE, -1, "the handshake addresses manager incarnation "
+                    + request.toIncarnation() + ", but this manager is incarnation " + incarnation
+                    + ": that manager is gone from this endpoint (stale token)");
+        }
         accepted.requireCurrent(holder, key.holderIncarnation());
         lifecycle.readLock().lock();
         try {

@@ -116,6 +116,36 @@ class VerbsQueuePairLifetimeVmTest {
     }
 
     @Test
+    void ownerRestartedOnItsEndpoint_holderTakesItsQueuePairsToThePredecessorOutOfService() throws IOException {
+        OpenedVerbs holderVerbs = new OpenedVerbs();
+        RdmaManager holder = manager(holderVerbs);
+        int port = freePort();
+        RdmaManager first = manager(new OpenedVerbs(), "rdma.controlPort=" + port);
+        RdmaBuffer before = first.allocate(4096).join();
+        for (int i = 0; i < 4; i++) {
+            holder.read(before.remote(), managers.arena().allocate(4096), TIMEOUT).join();   // small ops take turns: four slots
+        }
+        assertEquals(4, holderVerbs.transport().liveQueuePairs());
+        Endpoint endpoint = first.controlEndpoint();
+        first.close();
+
+        RdmaManager second = manager(new OpenedVerbs(), "rdma.controlPort=" + port);
+        RdmaBuffer after = second.allocate(4096).join();
+        DataPattern.fill(after.segment(), 9);
+        MemorySegment local = managers.arena().allocate(4096);
+        for (int i = 0; i < 4; i++) {
+            holder.read(after.remote(), local, TIMEOUT).join();
+        }
+
+        assertAll(
+                () -> assertEquals(endpoint, second.controlEndpoint(), "the successor is on the same endpoint"),
+                () -> assertEquals(-1, DataPattern.mismatch(local, 9)),
+                () -> assertEquals(4, holderVerbs.transport().liveQueuePairs(),
+                        "the four to the successor; those to its predecessor left service"),
+                () -> assertEquals(4, holderVerbs.transport().trackedConnections(), "and were destroyed"));
+    }
+
+    @Test
     void closeWhileAHandshakeAwaitsItsReply_destroysItsQueuePair_andTheLateReplyTouchesNothing() {
         Handshaking h = new Handshaking();
         CompletableFuture<VerbsConnection> connection = h.connect();
