@@ -268,9 +268,9 @@ final class VerbsPeers implements AutoCloseable {
         } catch (RuntimeException e) {
             closeQuietly(qp);
             TransportException te = failure(e);
-            throw new TransportException(te.kind() == TransportException.Kind.TIMEOUT
-                    || te.kind() == TransportException.Kind.STALE_TOKEN ? te.kind() : TransportException.Kind.PEER_UNREACHABLE, "ibverbs queue-pair handshake with " + peer
-                    + " failed (remembered for this peer): " + te.getMessage(), te);
+            boolean kept = te.kind() == TransportException.Kind.TIMEOUT || te.kind() == TransportException.Kind.STALE_TOKEN;
+            throw new TransportException(kept ? te.kind() : TransportException.Kind.PEER_UNREACHABLE,
+                    "ibverbs queue-pair handshake with " + peer + " failed (remembered for this peer): " + te.getMessage(), te);
         }
     }
 
