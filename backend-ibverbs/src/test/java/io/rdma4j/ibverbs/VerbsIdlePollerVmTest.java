@@ -52,9 +52,12 @@ class VerbsIdlePollerVmTest {
         RdmaManager owner = manager(new OpenedVerbs());
         RdmaManager idle = manager(idleVerbs);
         RdmaBuffer buffer = owner.allocate(4096).join();
-        idle.read(buffer.remote(), managers.arena().allocate(4096), TIMEOUT).join();
         VerbsDevice d = idleVerbs.transport().devices().getFirst();
-        awaitParked(d);
+        awaitParked(d);         // its queue is armed: the first read's completion raises an event
+        long beforeFirst = d.wakeups();
+        idle.read(buffer.remote(), managers.arena().allocate(4096), TIMEOUT).join();
+        awaitWoken(d, beforeFirst);     // that event reached the poller (maybe after the read returned) ...
+        awaitParked(d);                 // ... and it sleeps again
         long wakeups = d.wakeups();
         long completions = d.completions();
 
