@@ -163,13 +163,17 @@ final class TcpStarter {
             long now = System.nanoTime();
             wait = Math.min(2 * wait, maxPollNanos);
             TcpSubmission s;
+            // Each look removes the submit it looked at, not whatever heads the queue by then: its
+            // thread's next submit may have taken it off meanwhile (and started it), and a poll()
+            // would drop the submit behind it unstarted.
             while ((s = deferred.peek()) != null) {
                 if (s.isClaimed() || s.isDone()) {
-                    deferred.poll(); // its joiner took it
+                    deferred.remove(s); // its joiner took it
                 } else if (now - s.submitNanos() >= deferNanos) {
-                    deferred.poll();
-                    s.leaveHabit(); // its thread's next submit need not start it
-                    startOnPool.accept(s); // the pool thread claims it unless a joiner does first
+                    if (deferred.remove(s)) {       // else its thread's next submit started it
+                        s.leaveHabit(); // its thread's next submit need not start it
+                        startOnPool.accept(s); // the pool thread claims it unless a joiner does first
+                    }
                     wait = pollNanos;
                 } else {
                     wait = pollNanos; // look again soon: it may need starting
