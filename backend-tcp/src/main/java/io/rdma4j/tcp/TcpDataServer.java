@@ -77,8 +77,12 @@ final class TcpDataServer implements AutoCloseable {
     private final Set<Session> sessions = ConcurrentHashMap.newKeySet();
     /** Whether a watch guard is armed (or being armed). */
     private final AtomicBoolean watching = new AtomicBoolean();
-    /** Set while {@link #watch()} re-arms itself: a closed watchdog runs the action at once, and then it must stop. */
-    private volatile boolean rearming;
+    /**
+     * The thread inside {@link #armWatch()}, or null: a closed watchdog runs the action at once,
+     * on that thread, and then the watch must stop. Only that thread's own call is told apart: a
+     * watch the watchdog runs meanwhile, on its own thread, goes on and re-arms.
+     */
+    private volatile Thread arming;
     private final AtomicLong connectionSeq = new AtomicLong();
     private volatile boolean closed;
 
@@ -195,11 +199,11 @@ final class TcpDataServer implements AutoCloseable {
     }
 
     private void armWatch() {
-        rearming = true;
+        arming = Thread.currentThread();
         try {
             watchdog.arm(watchPeriodNanos, this::watch);
         } finally {
-            rearming = false;
+            arming = null;
         }
     }
 
@@ -208,7 +212,7 @@ final class TcpDataServer implements AutoCloseable {
      * after a watch period while any session is open.
      */
     private void watch() {
-        if (rearming) {
+        if (arming == Thread.currentThread()) {
             return; // the watchdog is closed and ran this at once: its manager is closing, and so are we
         }
         long now = System.nanoTime();
