@@ -343,7 +343,10 @@ final class VerbsTransport implements Transport {
 
     // ------------------------------------------------------------------ the control channel
 
-    /** Serves the control channel: handshakes from peers and checks of tokens of this manager. */
+    /**
+     * Serves the control channel: handshakes from peers, checks of tokens of this manager, and
+     * owners' probes (answered with this manager's incarnation).
+     */
     private byte[] handle(Endpoint from, byte[] payload) {
         requireOpen();
         ByteBuffer b = ByteBuffer.wrap(payload);
@@ -359,6 +362,10 @@ final class VerbsTransport implements Transport {
             } catch (BufferAccessException e) {
                 return VerbsWire.answer(ErrorCode.of(e.reason()).wire(), e.getMessage());
             }
+        }
+        if (type == VerbsWire.PROBE) {
+            VerbsWire.Probe.decode(b);
+            return new VerbsWire.Probe(HexFormat.of().formatHex(context.incarnation())).encode();
         }
         if (type != VerbsWire.HANDSHAKE) {
             throw new IllegalArgumentException("unknown ibverbs request type " + type);

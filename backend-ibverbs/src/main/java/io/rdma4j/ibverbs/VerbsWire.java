@@ -12,9 +12,10 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 
 /**
- * The verbs transport's bytes: the token context, and the two control-plane messages (the
- * queue-pair handshake and the per-token access check). Big-endian; every control message starts
- * with {@link #VERSION}, every token context with {@link #CONTEXT_VERSION}.
+ * The verbs transport's bytes: the token context, and the three control-plane messages (the
+ * queue-pair handshake, the per-token access check, and the owner's liveness probe of a holder).
+ * Big-endian; every control message starts with {@link #VERSION}, every token context with
+ * {@link #CONTEXT_VERSION}.
  */
 final class VerbsWire {
 
@@ -29,6 +30,11 @@ final class VerbsWire {
     static final int MAX_DEVICES = 16;
     static final byte HANDSHAKE = 1;
     static final byte CHECK = 2;
+    /**
+     * The liveness probe ({@link Probe}). Added without a new version: an older rdma4j of the same
+     * version refuses it as an unknown request type, which the prober takes as no answer.
+     */
+    static final byte PROBE = 3;
 
     private VerbsWire() {
     }
@@ -174,19 +180,71 @@ final class VerbsWire {
          * @throws TransportException PROTOCOL for another version (saying which), another type, or garbled bytes
          */
         static Handshake decodeMessage(byte[] message) {
-            ByteBuffer b = ByteBuffer.wrap(message);
-            try {
-                requireVersion(b.get());
-                byte type = b.get();
-                if (type != HANDSHAKE) {
-                    throw new TransportException(TransportException.Kind.PROTOCOL, "expected an ibverbs handshake, got message type "
-                            + type);
-                }
-            } catch (BufferUnderflowException e) {
-                throw new TransportException(TransportException.Kind.PROTOCOL, "truncated ibverbs handshake", e);
-            }
-            return decode(b);
+            return decode(body(message, HANDSHAKE, "handshake"));
         }
+    }
+
+    /**
+     * The owner's question to a holder manager it keeps queue pairs for, and the answer: request
+     * and reply alike carry one manager incarnation (hex): the request the one the owner believes
+     * is at the holder's endpoint, the reply the one that answers there.
+     */
+    record Probe(String incarnation) {
+
+        /** Version, type {@link #PROBE}, the incarnation preceded by its length in one byte. */
+        byte[] encode() {
+            byte[] raw = HexFormat.of().parseHex(incarnation);
+            return ByteBuffer.allocate(2 + 1 + raw.length).put(VERSION).put(PROBE).put((byte) raw.length).put(raw).array();
+        }
+
+        /**
+         * Reads what {@link #encode} wrote after the version and type bytes.
+         *
+         * @throws TransportException PROTOCOL when the message names no incarnation, is truncated or has trailing bytes
+         */
+        static Probe decode(ByteBuffer b) {
+            byte[] raw;
+            try {
+                raw = bytes(b);
+            } catch (BufferUnderflowException e) {
+                throw new TransportException(TransportException.Kind.PROTOCOL, "truncated ibverbs probe", e);
+            }
+            if (raw.length == 0 || b.hasRemaining()) {
+                throw new TransportException(TransportException.Kind.PROTOCOL, "ibverbs probe is garbled: "
+                        + (raw.length == 0 ? "it names no incarnation" : b.remaining() + " trailing bytes"));
+            }
+            return new Probe(HexFormat.of().formatHex(raw));
+        }
+
+        /**
+         * Decodes a whole probe message, version and type included.
+         *
+         * @throws TransportException PROTOCOL for another version (saying which), another type, or garbled bytes
+         */
+        static Probe decodeMessage(byte[] message) {
+            return decode(body(message, PROBE, "probe"));
+        }
+    }
+
+    /**
+     * The bytes after the version and type of a control message that must be of {@code type}
+     * ({@code what} names it in errors).
+     *
+     * @throws TransportException PROTOCOL for another version (saying which), another type, or fewer than two bytes
+     */
+    private static ByteBuffer body(byte[] message, byte type, String what) {
+        ByteBuffer b = ByteBuffer.wrap(message);
+        try {
+            requireVersion(b.get());
+            byte actual = b.get();
+            if (actual != type) {
+                throw new TransportException(TransportException.Kind.PROTOCOL, "expected an ibverbs " + what
+                        + ", got message type " + actual);
+            }
+        } catch (BufferUnderflowException e) {
+            throw new TransportException(TransportException.Kind.PROTOCOL, "truncated ibverbs " + what, e);
+        }
+        return b;
     }
 
     static byte[] check(byte[] incarnation, long bufferId, byte[] accessKey, long offset, long length) {

@@ -13,7 +13,10 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-/** The bytes of the verbs transport: the token context (one memory region per device) and the handshake, both versioned. */
+/**
+ * The bytes of the verbs transport: the token context (one memory region per device), the
+ * handshake and the liveness probe, all versioned.
+ */
 class VerbsWireTest {
 
     private static Gid gid(int last) {
@@ -160,5 +163,60 @@ class VerbsWireTest {
         TransportException e = assertThrows(TransportException.class, () -> VerbsWire.Handshake.decodeMessage(check));
 
         assertTrue(e.getMessage().contains("expected an ibverbs handshake, got message type 2"), e.getMessage());
+    }
+
+    private static final VerbsWire.Probe PROBE = new VerbsWire.Probe(HOLDER);
+
+    @Test
+    void probe_decodesToWhatWasEncoded() {
+        assertAll(
+                () -> assertEquals(PROBE, VerbsWire.Probe.decodeMessage(PROBE.encode())),
+                () -> assertEquals(VerbsWire.PROBE, PROBE.encode()[1]));
+    }
+
+    @Test
+    void probe_truncatedAnywhere_refusedAsTruncated() {
+        byte[] whole = PROBE.encode();
+        for (int n = 0; n < whole.length; n++) {
+            byte[] cut = Arrays.copyOf(whole, n);
+            TransportException e = assertThrows(TransportException.class, () -> VerbsWire.Probe.decodeMessage(cut), "at " + n);
+            assertAll(
+                    () -> assertEquals(TransportException.Kind.PROTOCOL, e.kind()),
+                    () -> assertTrue(e.getMessage().contains("truncated ibverbs probe"), e.getMessage()));
+        }
+    }
+
+    @Test
+    void probe_trailingBytes_refused() {
+        byte[] longer = Arrays.copyOf(PROBE.encode(), PROBE.encode().length + 3);
+
+        TransportException e = assertThrows(TransportException.class, () -> VerbsWire.Probe.decodeMessage(longer));
+
+        assertAll(
+                () -> assertEquals(TransportException.Kind.PROTOCOL, e.kind()),
+                () -> assertTrue(e.getMessage().contains("3 trailing bytes"), e.getMessage()));
+    }
+
+    @Test
+    void probe_namingNoIncarnation_refused() {
+        byte[] empty = {VerbsWire.VERSION, VerbsWire.PROBE, 0};
+
+        TransportException e = assertThrows(TransportException.class, () -> VerbsWire.Probe.decodeMessage(empty));
+
+        assertTrue(e.getMessage().contains("names no incarnation"), e.getMessage());
+    }
+
+    @Test
+    void probe_ofAnotherVersionOrMessageType_refusedSayingWhich() {
+        byte[] v7 = PROBE.encode();
+        v7[0] = 7;
+
+        TransportException version = assertThrows(TransportException.class, () -> VerbsWire.Probe.decodeMessage(v7));
+        TransportException type = assertThrows(TransportException.class, () -> VerbsWire.Probe.decodeMessage(HANDSHAKE.encode()));
+
+        assertAll(
+                () -> assertTrue(version.getMessage().contains("version 7 is not supported (this side speaks 2)"),
+                        version.getMessage()),
+                () -> assertTrue(type.getMessage().contains("expected an ibverbs probe, got message type 1"), type.getMessage()));
     }
 }
