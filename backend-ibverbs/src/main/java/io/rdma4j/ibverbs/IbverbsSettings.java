@@ -104,15 +104,47 @@ public final class IbverbsSettings {
             "rdma.ibverbs.minStripeKiB", "RDMA_IBVERBS_MIN_STRIPE_KB", 512, 1, 1 << 20,
             "Smallest stripe, in KiB, of an op spread across queue pairs; smaller ops use one queue pair (1..1048576).");
 
+    /**
+     * {@code rdma.ibverbs.peerCheckInterval} / {@code RDMA_IBVERBS_PEER_CHECK_INTERVAL}, default
+     * {@code 30s}, {@code 0} turns it off: how often the owner side asks each holder manager it
+     * keeps queue pairs for (and that did not handshake within the last interval) whether it is
+     * still there; the queue pairs of a holder that is gone (nothing listens at its endpoint, or
+     * another manager answers there) are destroyed. Written like {@link #BUSY_POLL_WINDOW} (a whole
+     * number of {@code ms}, {@code s} or {@code m}, ...); from 100ms to one day.
+     */
+    public static final Setting<Duration> PEER_CHECK_INTERVAL = Setting.of(
+            "rdma.ibverbs.peerCheckInterval", "RDMA_IBVERBS_PEER_CHECK_INTERVAL", "30s",
+            "How often the owner asks the holders it keeps queue pairs for whether they are still there (0 off, else 100ms to 1 day).",
+            IbverbsSettings::parsePeerCheck);
+
     private static final Duration MAX_BUSY_POLL = Duration.ofSeconds(1);
+    private static final Duration MIN_PEER_CHECK = Duration.ofMillis(100);
+    private static final Duration MAX_PEER_CHECK = Duration.ofDays(1);
 
     private static final List<Setting<?>> ALL = List.of(DISABLE, TARGET, PEER_AFFINITY, QP_INIT_TIMEOUT,
-            BUSY_POLL_WINDOW, QUEUE_DEPTH, QPS_PER_PEER, MAX_SGE, MIN_STRIPE_KIB);
+            BUSY_POLL_WINDOW, QUEUE_DEPTH, QPS_PER_PEER, MAX_SGE, MIN_STRIPE_KIB, PEER_CHECK_INTERVAL);
 
     private IbverbsSettings() {
     }
 
     private static Duration parseBusyPoll(String text) {
+        Duration d = wholeDuration(text, "busy-poll window", "50us");
+        if (d.compareTo(MAX_BUSY_POLL) > 0) {
+            throw new IllegalArgumentException("must be at most 1s (a longer spin only burns CPU)");
+        }
+        return d;
+    }
+
+    private static Duration parsePeerCheck(String text) {
+        Duration d = wholeDuration(text, "check interval", "30s");
+        if (!d.isZero() && (d.compareTo(MIN_PEER_CHECK) < 0 || d.compareTo(MAX_PEER_CHECK) > 0)) {
+            throw new IllegalArgumentException("must be 0 (off), or from 100ms to 1 day (1440m)");
+        }
+        return d;
+    }
+
+    /** {@code 0}, or a whole number (at most 9 digits) of us, ms, s or m; {@code what} and {@code example} go into the errors. */
+    private static Duration wholeDuration(String text, String what, String example) {
         String t = text.toLowerCase(Locale.ROOT);
         int unitAt = 0;
         while (unitAt < t.length() && t.charAt(unitAt) >= '0' && t.charAt(unitAt) <= '9') {
@@ -120,23 +152,20 @@ public final class IbverbsSettings {
         }
         String unit = t.substring(unitAt).trim();
         if (unitAt == 0 || unitAt > 9) {
-            throw new IllegalArgumentException("not a busy-poll window (0, or a whole number of us, ms or s, e.g. 50us)");
+            throw new IllegalArgumentException("not a " + what + " (0, or a whole number of us, ms, s or m, e.g. " + example + ")");
         }
         long n = Long.parseLong(t.substring(0, unitAt));
         if (unit.isEmpty() && n != 0) {
-            throw new IllegalArgumentException("a number other than 0 needs a unit (us, ms or s, e.g. 50us)");
+            throw new IllegalArgumentException("a number other than 0 needs a unit (us, ms, s or m, e.g. " + example + ")");
         }
-        Duration d = switch (unit) {
+        return switch (unit) {
             case "" -> Duration.ZERO;
             case "us", "\u00b5s" -> Duration.ofNanos(n * 1000);
             case "ms" -> Duration.ofMillis(n);
             case "s" -> Duration.ofSeconds(n);
-            default -> throw new IllegalArgumentException("unknown unit '" + unit + "' (use us, ms or s, e.g. 50us)");
+            case "m" -> Duration.ofMinutes(n);
+            default -> throw new IllegalArgumentException("unknown unit '" + unit + "' (use us, ms, s or m, e.g. " + example + ")");
         };
-        if (d.compareTo(MAX_BUSY_POLL) > 0) {
-            throw new IllegalArgumentException("must be at most 1s (a longer spin only burns CPU)");
-        }
-        return d;
     }
 
     /**

@@ -1,6 +1,7 @@
 package io.rdma4j.ibverbs;
 
 import io.rdma4j.spi.Endpoint;
+import io.rdma4j.spi.NanoClock;
 
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -20,9 +21,11 @@ import java.util.Map;
  *   <li>A handshake from a new incarnation of a holder endpoint retires every queue pair of the
  *       endpoint's previous incarnation: one endpoint is one manager at a time, so that one is
  *       gone. Its later handshakes, if any still arrive, are refused.</li>
+ *   <li>A holder that goes away for good on an endpoint nobody reuses is found by the caller's
+ *       liveness sweep: {@link #quietHolders} names the holders to ask, {@link #retireGone} retires
+ *       one found gone, unless it (or a successor) handshook since it was named.</li>
  * </ul>
- * A holder that goes away for good on an endpoint nobody reuses keeps its queue pairs here until
- * the transport closes: the passive side takes no part in the traffic and cannot see it leave.
+ * A manager incarnation speaks from one endpoint (the control endpoint it advertises).
  *
  * <p>Thread-safe.
  *
@@ -41,14 +44,34 @@ final class PassiveQueuePairs<Q> {
     record Key(String holderIncarnation, String holderDevice, String ownerIncarnation, String ownerDevice, int slot) {
     }
 
+    /**
+     * The holder manager at {@code endpoint}, as the books last saw it: its incarnation, when it
+     * last handshook (on the books' clock), and which handshake that was (a number that grows with
+     * every handshake, so that two are never confused).
+     */
+    record Holder(Endpoint endpoint, String incarnation, long handshakeNanos, long handshake) {
+    }
+
+    /** An incarnation retired by its successor on the endpoint {@code at}. */
+    private record Succession(Endpoint at, String successor) {
+    }
+
+    private final NanoClock clock;
     private final Map<Key, Q> live = new HashMap<>();
-    private final Map<Endpoint, String> incarnationOf = new HashMap<>();
-    private final Map<String, Endpoint> retired = new LinkedHashMap<>(16, 0.75f, false) {
+    /** The holder at each endpoint that has queue pairs in service: they all belong to its incarnation. */
+    private final Map<Endpoint, Holder> holders = new HashMap<>();
+    private final Map<String, Succession> retired = new LinkedHashMap<>(16, 0.75f, false) {
         @Override
-        protected boolean removeEldestEntry(Map.Entry<String, Endpoint> eldest) {
+        protected boolean removeEldestEntry(Map.Entry<String, Succession> eldest) {
             return size() > REMEMBERED_RETIRED;
         }
     };
+    private long handshakes;
+
+    /** @param clock when handshakes happen, for {@link #quietHolders} */
+    PassiveQueuePairs(NanoClock clock) {
+        this.clock = clock;
+    }
 
     /**
      * Whether a handshake from {@code incarnation} at {@code holder} may be served: not when that
@@ -57,10 +80,10 @@ final class PassiveQueuePairs<Q> {
      * @throws IllegalStateException saying which endpoint's successor retired it
      */
     synchronized void requireCurrent(Endpoint holder, String incarnation) {
-        Endpoint at = retired.get(incarnation);
-        if (at != null) {
-            throw new IllegalStateException("manager incarnation " + incarnation + " at " + at
-                    + " was succeeded on that endpoint by " + incarnationOf.get(at) + ": its handshake is refused");
+        Succession s = retired.get(incarnation);
+        if (s != null) {
+            throw new IllegalStateException("manager incarnation " + incarnation + " at " + s.at()
+                    + " was succeeded on that endpoint by " + s.successor() + ": its handshake is refused");
         }
     }
 
@@ -75,22 +98,52 @@ final class PassiveQueuePairs<Q> {
     synchronized List<Q> put(Endpoint holder, Key key, Q queuePair) {
         requireCurrent(holder, key.holderIncarnation());
         List<Q> out = new ArrayList<>();
-        String previous = incarnationOf.put(holder, key.holderIncarnation());
-        if (previous != null && !previous.equals(key.holderIncarnation())) {
-            retired.put(previous, holder);
-            live.entrySet().removeIf(e -> {
-                if (e.getKey().holderIncarnation().equals(previous)) {
-                    out.add(e.getValue());
-                    return true;
-                }
-                return false;
-            });
+        Holder previous = holders.put(holder, new Holder(holder, key.holderIncarnation(), clock.nanoTime(), ++handshakes));
+        if (previous != null && !previous.incarnation().equals(key.holderIncarnation())) {
+            retired.put(previous.incarnation(), new Succession(holder, key.holderIncarnation()));
+            takeOutOfService(previous.incarnation(), out);
         }
         Q replaced = live.put(key, queuePair);
         if (replaced != null) {
             out.add(replaced);
         }
         return out;
+    }
+
+    /**
+     * The holders whose last handshake is at least {@code quietNanos} old: those a liveness sweep
+     * asks whether they are still there (one that handshook more recently showed it).
+     */
+    synchronized List<Holder> quietHolders(long quietNanos) {
+        long now = clock.nanoTime();
+        return holders.values().stream().filter(h -> now - h.handshakeNanos() >= quietNanos).toList();
+    }
+
+    /**
+     * Takes the queue pairs of {@code gone} (as {@link #quietHolders} named it) out of service,
+     * unless a handshake came from its endpoint since: then the answer that found it gone is stale
+     * (the same incarnation handshook again, or a successor did and retired it already). A holder
+     * retired here is not refused later: if it was there after all, its next handshake is served.
+     *
+     * @return the queue pairs this takes out of service, for the caller to destroy; empty when stale
+     *         or already retired
+     */
+    synchronized List<Q> retireGone(Holder gone) {
+        List<Q> out = new ArrayList<>();
+        if (holders.remove(gone.endpoint(), gone)) {
+            takeOutOfService(gone.incarnation(), out);
+        }
+        return out;
+    }
+
+    private void takeOutOfService(String holderIncarnation, List<Q> out) {
+        live.entrySet().removeIf(e -> {
+            if (e.getKey().holderIncarnation().equals(holderIncarnation)) {
+                out.add(e.getValue());
+                return true;
+            }
+            return false;
+        });
     }
 
     /** The queue pairs in service now. */
@@ -102,6 +155,7 @@ final class PassiveQueuePairs<Q> {
     synchronized List<Q> clear() {
         List<Q> all = new ArrayList<>(live.values());
         live.clear();
+        holders.clear();
         return all;
     }
 }

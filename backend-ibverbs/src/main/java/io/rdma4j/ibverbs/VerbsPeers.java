@@ -41,8 +41,9 @@ import java.util.concurrent.locks.ReentrantReadWriteLock;
  * addressed to another incarnation than its own.
  *
  * <p>The passive side keeps one queue pair per slot of each holder ({@link PassiveQueuePairs}): a
- * new handshake for a slot destroys the queue pair it replaces, and a holder's new incarnation on
- * an endpoint those of its predecessor.
+ * new handshake for a slot destroys the queue pair it replaces, a holder's new incarnation on an
+ * endpoint those of its predecessor, and the liveness sweep ({@link PassiveSweep}) those of a
+ * holder it found gone ({@link #retireGone}).
  *
  * <p><b>Close.</b> Every step that touches a device (creating, connecting or destroying a queue
  * pair) runs under the read side of {@link #lifecycle}; {@link #close} takes the write side, so it
@@ -78,7 +79,7 @@ final class VerbsPeers implements AutoCloseable {
     private final SecureRandom random = new SecureRandom();
     private final String incarnation;
     private final Map<GroupKey, Group> groups = new ConcurrentHashMap<>();
-    private final PassiveQueuePairs<QueuePair> accepted = new PassiveQueuePairs<>();
+    private final PassiveQueuePairs<QueuePair> accepted;
     /** Every connection made and not yet seen destroyed, replaced ones that still drain included; pruned on each handshake. */
     private final Set<VerbsConnection> created = ConcurrentHashMap.newKeySet();
     /** Queue pairs of handshakes that await their reply: close destroys them, a reply after close finds them gone. */
@@ -92,6 +93,7 @@ final class VerbsPeers implements AutoCloseable {
         this.tuning = tuning;
         this.qpInitTimeout = qpInitTimeout;
         this.incarnation = HexFormat.of().formatHex(context.incarnation());
+        this.accepted = new PassiveQueuePairs<>(context.clock());
     }
 
     /**
@@ -153,6 +155,41 @@ final class VerbsPeers implements AutoCloseable {
     /** Queue pairs this side connected on peers' request (the passive side), in service now. */
     int passiveQueuePairs() {
         return accepted.size();
+    }
+
+    /** The holders this side keeps passive queue pairs for that did not handshake within the last {@code quietNanos}. */
+    List<PassiveQueuePairs.Holder> quietHolders(long quietNanos) {
+        return accepted.quietHolders(quietNanos);
+    }
+
+    /**
+     * The passive side: destroys the queue pairs of {@code gone}, a holder found gone ({@code why}),
+     * unless it or a successor handshook since it was named ({@link PassiveQueuePairs#retireGone}),
+     * or this side closed (close destroyed them).
+     */
+    void retireGone(PassiveQueuePairs.Holder gone, String why) {
+        lifecycle.readLock().lock();
+        try {
+            if (closed) {
+                return;
+            }
+            List<QueuePair> retired = accepted.retireGone(gone);
+            if (!retired.isEmpty()) {
+                LOG.log(System.Logger.Level.INFO, "holder manager incarnation {0} at {1} is gone ({2}): its {3} passive "
+                        + "queue pair(s) are destroyed", gone.incarnation(), gone.endpoint(), why, retired.size());
+                destroyRetired(retired, "its holder is gone");
+            }
+        } finally {
+            lifecycle.readLock().unlock();
+        }
+    }
+
+    /** Destroys passive queue pairs the books took out of service, under the read side of {@link #lifecycle}. */
+    private static void destroyRetired(List<QueuePair> retired, String why) {
+        for (QueuePair old : retired) {
+            LOG.log(System.Logger.Level.DEBUG, "passive queue pair {0} retired: {1}", old.number(), why);
+            closeQuietly(old);
+        }
     }
 
     /** Queue pairs of handshakes this side started that await their reply. */
@@ -291,7 +328,7 @@ final class VerbsPeers implements AutoCloseable {
      * The passive side: creates a queue pair on {@code device} connected to the one {@code request}
      * describes, from the manager at {@code holder}, and returns the reply to send. The queue pair
      * serves the request's slot until a new handshake for that slot, the holder's successor on its
-     * endpoint, or close ({@link PassiveQueuePairs}).
+     * endpoint, the sweep finding the holder gone, or close ({@link PassiveQueuePairs}).
      *
      * @throws IllegalStateException if the transport is closed, or the request comes from a holder
      *                               incarnation already succeeded on its endpoint
@@ -321,10 +358,8 @@ final class VerbsPeers implements AutoCloseable {
                 closeQuietly(qp);
                 throw e;
             }
-            for (QueuePair old : retired) {
-                LOG.log(System.Logger.Level.DEBUG, "passive queue pair {0} on {1} retired: {2} replaced it", old.number(),
-                        device.name, key);
-                closeQuietly(old);
+            if (!retired.isEmpty()) {
+                destroyRetired(retired, "replaced by " + key + " on " + device.name);
             }
             return new VerbsWire.Handshake(incarnation, request.fromIncarnation(), remote.device(), request.slot(),
                     new VerbsWire.Endpoint(device.name, qp.number(), psn, device.gid, device.port.lid(), device.port.activeMtu()))

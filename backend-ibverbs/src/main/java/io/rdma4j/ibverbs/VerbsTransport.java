@@ -74,6 +74,7 @@ final class VerbsTransport implements Transport {
     private final Duration qpInitTimeout;
     private final VerbsTuning tuning;
     private final VerbsPeers peers;
+    private final PassiveSweep sweep;
     private final Map<Long, List<MemoryRegion>> registrations = new ConcurrentHashMap<>();
     private volatile boolean closed;
 
@@ -89,6 +90,7 @@ final class VerbsTransport implements Transport {
         }
         this.tuning = tuning;
         this.peers = new VerbsPeers(context, this.tuning, qpInitTimeout);
+        this.sweep = new PassiveSweep(context, peers, context.settings().get(IbverbsSettings.PEER_CHECK_INTERVAL));
     }
 
     static VerbsTransport open(TransportContext context) {
@@ -344,8 +346,9 @@ final class VerbsTransport implements Transport {
     // ------------------------------------------------------------------ the control channel
 
     /**
-     * Serves the control channel: handshakes from peers, checks of tokens of this manager, and
-     * owners' probes (answered with this manager's incarnation).
+     * Serves the control channel: handshakes from peers (the first one plans the liveness sweep of
+     * their queue pairs, {@link PassiveSweep}), checks of tokens of this manager, and owners' probes
+     * (answered with this manager's incarnation).
      */
     private byte[] handle(Endpoint from, byte[] payload) {
         requireOpen();
@@ -375,7 +378,9 @@ final class VerbsTransport implements Transport {
         if (i < 0) {
             throw new IllegalArgumentException("no ibverbs device " + request.toDevice() + " here: this manager uses " + deviceNames);
         }
-        return peers.accept(from, devices.get(i), request);
+        byte[] reply = peers.accept(from, devices.get(i), request);
+        sweep.holderArrived();
+        return reply;
     }
 
     /** The devices this transport uses, best ranked first (for tests). */
@@ -411,6 +416,7 @@ final class VerbsTransport implements Transport {
             return;
         }
         closed = true;
+        sweep.close();
         peers.close();
         registrations.clear();
         devices.forEach(VerbsDevice::close);

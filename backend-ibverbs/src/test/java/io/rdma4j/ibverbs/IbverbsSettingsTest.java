@@ -24,7 +24,7 @@ class IbverbsSettingsTest {
                 () -> assertEquals(List.of(IbverbsSettings.DISABLE, IbverbsSettings.TARGET,
                         IbverbsSettings.PEER_AFFINITY, IbverbsSettings.QP_INIT_TIMEOUT, IbverbsSettings.BUSY_POLL_WINDOW,
                         IbverbsSettings.QUEUE_DEPTH, IbverbsSettings.QPS_PER_PEER, IbverbsSettings.MAX_SGE,
-                        IbverbsSettings.MIN_STRIPE_KIB), IbverbsSettings.all()),
+                        IbverbsSettings.MIN_STRIPE_KIB, IbverbsSettings.PEER_CHECK_INTERVAL), IbverbsSettings.all()),
                 () -> assertEquals("rdma.disableIbverbs", IbverbsSettings.DISABLE.key()),
                 () -> assertEquals("RDMA_DISABLE_IBVERBS", IbverbsSettings.DISABLE.envVar()),
                 () -> assertEquals("rdma.ibverbs.target", IbverbsSettings.TARGET.key()),
@@ -42,7 +42,9 @@ class IbverbsSettingsTest {
                 () -> assertEquals("rdma.ibverbs.maxSge", IbverbsSettings.MAX_SGE.key()),
                 () -> assertEquals("RDMA_IBVERBS_MAX_SGE", IbverbsSettings.MAX_SGE.envVar()),
                 () -> assertEquals("rdma.ibverbs.minStripeKiB", IbverbsSettings.MIN_STRIPE_KIB.key()),
-                () -> assertEquals("RDMA_IBVERBS_MIN_STRIPE_KB", IbverbsSettings.MIN_STRIPE_KIB.envVar()));
+                () -> assertEquals("RDMA_IBVERBS_MIN_STRIPE_KB", IbverbsSettings.MIN_STRIPE_KIB.envVar()),
+                () -> assertEquals("rdma.ibverbs.peerCheckInterval", IbverbsSettings.PEER_CHECK_INTERVAL.key()),
+                () -> assertEquals("RDMA_IBVERBS_PEER_CHECK_INTERVAL", IbverbsSettings.PEER_CHECK_INTERVAL.envVar()));
     }
 
     @Test
@@ -56,7 +58,8 @@ class IbverbsSettingsTest {
                 () -> assertEquals(128, IbverbsSettings.QUEUE_DEPTH.defaultValue()),
                 () -> assertEquals(1, IbverbsSettings.QPS_PER_PEER.defaultValue()),
                 () -> assertEquals(1, IbverbsSettings.MAX_SGE.defaultValue()),
-                () -> assertEquals(512, IbverbsSettings.MIN_STRIPE_KIB.defaultValue()));
+                () -> assertEquals(512, IbverbsSettings.MIN_STRIPE_KIB.defaultValue()),
+                () -> assertEquals(Duration.ofSeconds(30), IbverbsSettings.PEER_CHECK_INTERVAL.defaultValue()));
     }
 
     @Test
@@ -127,6 +130,35 @@ class IbverbsSettingsTest {
                 () -> IbverbsSettings.BUSY_POLL_WINDOW.parse("1001ms", "test"));
 
         assertTrue(e.getMessage().contains("at most 1s"), e.getMessage());
+    }
+
+    @Test
+    void peerCheckInterval_zeroAndUnits_parsed() {
+        assertAll(
+                () -> assertEquals(Duration.ZERO, IbverbsSettings.PEER_CHECK_INTERVAL.parse("0", "test"), "off"),
+                () -> assertEquals(Duration.ofMillis(100), IbverbsSettings.PEER_CHECK_INTERVAL.parse("100ms", "test")),
+                () -> assertEquals(Duration.ofSeconds(45), IbverbsSettings.PEER_CHECK_INTERVAL.parse(" 45s ", "test")),
+                () -> assertEquals(Duration.ofDays(1), IbverbsSettings.PEER_CHECK_INTERVAL.parse("1440m", "test")));
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"", "30", "-5s", "1.5s", "30 seconds", "s", "99ms", "1441m", "9999999999s"})
+    void peerCheckInterval_malformedOrOutOfRange_messageNamesTheSettingAndValue(String raw) {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> IbverbsSettings.PEER_CHECK_INTERVAL.parse(raw, "environment"));
+
+        assertAll(
+                () -> assertTrue(e.getMessage().contains("RDMA_IBVERBS_PEER_CHECK_INTERVAL"), e.getMessage()),
+                () -> assertTrue(e.getMessage().contains("rdma.ibverbs.peerCheckInterval"), e.getMessage()),
+                () -> assertTrue(e.getMessage().contains("'" + raw + "'"), e.getMessage()));
+    }
+
+    @Test
+    void peerCheckInterval_underTheMinimum_saysTheRange() {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> IbverbsSettings.PEER_CHECK_INTERVAL.parse("50ms", "test"));
+
+        assertTrue(e.getMessage().contains("must be 0 (off), or from 100ms to 1 day"), e.getMessage());
     }
 
     @ParameterizedTest

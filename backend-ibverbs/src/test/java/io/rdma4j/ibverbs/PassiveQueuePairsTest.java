@@ -10,7 +10,10 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-/** The passive side's books: which queue pairs a new handshake takes out of service. */
+/**
+ * The passive side's books: which queue pairs a new handshake takes out of service, which holders
+ * a liveness round asks, and which queue pairs a holder found gone takes with it.
+ */
 class PassiveQueuePairsTest {
 
     private static final Endpoint HOLDER = new Endpoint("10.0.0.1", 7000);
@@ -19,7 +22,11 @@ class PassiveQueuePairsTest {
     private static final String SECOND = "02";
     private static final String OWNER = "aa";
 
-    private final PassiveQueuePairs<String> books = new PassiveQueuePairs<>();
+    private static final long SECOND_NANOS = 1_000_000_000L;
+
+    /** The books' clock, moved by hand. */
+    private long now = 1_000 * SECOND_NANOS;
+    private final PassiveQueuePairs<String> books = new PassiveQueuePairs<>(() -> now);
 
     private static PassiveQueuePairs.Key key(String incarnation, int slot) {
         return new PassiveQueuePairs.Key(incarnation, "rxe0", OWNER, "rxe1", slot);
@@ -90,5 +97,100 @@ class PassiveQueuePairsTest {
                 () -> assertEquals(List.of("a", "b"), first.stream().sorted().toList()),
                 () -> assertEquals(List.of(), books.clear()),
                 () -> assertEquals(0, books.size()));
+    }
+
+    @Test
+    void quietHolders_namesEachEndpointWhoseLastHandshakeIsAtLeastThatOld_onceWithItsIncarnation() {
+        books.put(HOLDER, key(FIRST, 0), "first-0");
+        books.put(HOLDER, key(FIRST, 1), "first-1");
+        now += 30 * SECOND_NANOS;
+        books.put(OTHER_HOLDER, key("03", 0), "other-0");
+        now += 10 * SECOND_NANOS;
+
+        List<PassiveQueuePairs.Holder> quiet = books.quietHolders(30 * SECOND_NANOS);
+
+        assertAll(
+                () -> assertEquals(1, quiet.size(), "one per endpoint; the other one handshook 10 s ago: " + quiet),
+                () -> assertEquals(HOLDER, quiet.getFirst().endpoint()),
+                () -> assertEquals(FIRST, quiet.getFirst().incarnation()),
+                () -> assertEquals(2, books.quietHolders(10 * SECOND_NANOS).size(), "both, for a shorter quiet time"));
+    }
+
+    @Test
+    void quietHolders_aHandshakeOnAnySlot_makesTheHolderRecentAgain() {
+        books.put(HOLDER, key(FIRST, 0), "first-0");
+        now += 30 * SECOND_NANOS;
+        books.put(HOLDER, key(FIRST, 1), "first-1");
+
+        assertEquals(List.of(), books.quietHolders(30 * SECOND_NANOS));
+    }
+
+    @Test
+    void retireGone_returnsExactlyThatHoldersQueuePairs_once() {
+        books.put(HOLDER, key(FIRST, 0), "first-0");
+        books.put(HOLDER, key(FIRST, 1), "first-1");
+        books.put(OTHER_HOLDER, key("03", 0), "other-0");
+        PassiveQueuePairs.Holder gone = holderAt(HOLDER);
+
+        List<String> retired = books.retireGone(gone);
+
+        assertAll(
+                () -> assertEquals(List.of("first-0", "first-1"), retired.stream().sorted().toList()),
+                () -> assertEquals(List.of(), books.retireGone(gone), "already retired"),
+                () -> assertEquals(1, books.size()),
+                () -> assertEquals(List.of(OTHER_HOLDER), books.quietHolders(0).stream().map(PassiveQueuePairs.Holder::endpoint)
+                        .toList(), "the gone holder is not asked again"));
+    }
+
+    @Test
+    void retireGone_afterASuccessorHandshookFromTheEndpoint_retiresNothingOfTheSuccessors() {
+        books.put(HOLDER, key(FIRST, 0), "first-0");
+        PassiveQueuePairs.Holder probed = holderAt(HOLDER);      // the probe goes to incarnation 01 ...
+        List<String> byTheSuccessor = books.put(HOLDER, key(SECOND, 0), "second-0");     // ... 02 handshakes meanwhile
+
+        List<String> retired = books.retireGone(probed);          // the answer (02, or unreachable) comes after
+
+        assertAll(
+                () -> assertEquals(List.of("first-0"), byTheSuccessor, "the successor's handshake retired its predecessor"),
+                () -> assertEquals(List.of(), retired, "the stale answer retires nothing"),
+                () -> assertEquals(1, books.size()),
+                () -> assertEquals(SECOND, holderAt(HOLDER).incarnation()));
+    }
+
+    @Test
+    void retireGone_afterTheSameIncarnationHandshookAgain_retiresNothing() {
+        books.put(HOLDER, key(FIRST, 0), "first-0");
+        PassiveQueuePairs.Holder probed = holderAt(HOLDER);
+        books.put(HOLDER, key(FIRST, 1), "first-1");               // it is there: it handshook after the probe was sent
+
+        assertAll(
+                () -> assertEquals(List.of(), books.retireGone(probed)),
+                () -> assertEquals(2, books.size()));
+    }
+
+    @Test
+    void holderRetiredAsGone_isServedWhenItHandshakesAgain() {
+        books.put(HOLDER, key(FIRST, 0), "first-0");
+        books.retireGone(holderAt(HOLDER));
+
+        List<String> retired = books.put(HOLDER, key(FIRST, 0), "first-0-again");
+
+        assertAll(
+                () -> assertEquals(List.of(), retired),
+                () -> assertEquals(1, books.size()),
+                () -> assertEquals(FIRST, holderAt(HOLDER).incarnation()));
+    }
+
+    @Test
+    void clear_forgetsTheHolders() {
+        books.put(HOLDER, key(FIRST, 0), "a");
+
+        books.clear();
+
+        assertEquals(List.of(), books.quietHolders(0));
+    }
+
+    private PassiveQueuePairs.Holder holderAt(Endpoint endpoint) {
+        return books.quietHolders(0).stream().filter(h -> h.endpoint().equals(endpoint)).findFirst().orElseThrow();
     }
 }

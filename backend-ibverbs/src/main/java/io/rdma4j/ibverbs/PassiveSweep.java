@@ -1,0 +1,146 @@
+package io.rdma4j.ibverbs;
+
+import io.rdma4j.spi.Deadline;
+import io.rdma4j.spi.TransportContext;
+import io.rdma4j.spi.TransportException;
+import io.rdma4j.spi.Watchdog;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * The passive side's liveness sweep: once per {@code rdma.ibverbs.peerCheckInterval}, asks each
+ * holder manager this transport keeps passive queue pairs for, and that did not handshake within
+ * the last interval, whether it is still there ({@link VerbsWire.Probe} over the control channel,
+ * naming the incarnation the books hold for its endpoint). Its queue pairs are destroyed
+ * ({@link VerbsPeers#retireGone}) only on proof that it is gone:
+ * <ul>
+ *   <li>its endpoint is unreachable ({@link TransportException.Kind#PEER_UNREACHABLE}: nothing
+ *       listens there, the connection was reset, ...);</li>
+ *   <li>or another incarnation answers there (a successor that has not handshaken with this side).</li>
+ * </ul>
+ * Anything else is no proof, and the queue pairs stay until the next round asks again: a probe
+ * that times out (a stopped or overloaded holder, or a host that vanished without a reset: such a
+ * holder keeps its queue pairs here until the owner closes), a garbled answer, or an error from
+ * the holder (an older rdma4j that does not know the probe, a holder whose verbs transport closed).
+ *
+ * <p>Rounds run on the manager's {@link Watchdog}: a round starts its probes, all at once, each
+ * bounded by {@link #probeWait} (at most {@link #MAX_PROBE_WAIT}), and the next round is planned
+ * one interval after the last probe of this one ended. Nothing is planned while this side keeps no
+ * passive queue pairs: a handshake from a holder ({@link #holderArrived}) plans the first round.
+ * {@link #close} stops planning and waits for nothing; a probe answered after close changes
+ * nothing (closed {@link VerbsPeers} retire nothing).
+ *
+ * <p>Thread-safe.
+ */
+final class PassiveSweep implements AutoCloseable {
+
+    /** The longest a probe waits for its answer; shorter when the interval is. */
+    static final Duration MAX_PROBE_WAIT = Duration.ofSeconds(5);
+    private static final System.Logger LOG = System.getLogger(PassiveSweep.class.getName());
+
+    private final TransportContext context;
+    private final VerbsPeers peers;
+    private final long intervalNanos;
+    private final Duration probeWait;
+    /** The planned round, or null; guarded by {@code this}. */
+    private Watchdog.Guard next;
+    /** A round's probes are under way (or its next round is being planned); guarded by {@code this}. */
+    private boolean sweeping;
+    private boolean closed;
+
+    /** @param interval time between rounds; {@link Duration#ZERO} turns the sweep off */
+    PassiveSweep(TransportContext context, VerbsPeers peers, Duration interval) {
+        this.context = context;
+        this.peers = peers;
+        this.intervalNanos = interval.toNanos();
+        this.probeWait = interval.compareTo(MAX_PROBE_WAIT) < 0 ? interval : MAX_PROBE_WAIT;
+    }
+
+    /** A holder handshook: plans a round one interval from now, unless one is planned or under way, or the sweep is off. */
+    synchronized void holderArrived() {
+        if (intervalNanos > 0 && !closed && next == null && !sweeping) {
+            next = context.watchdog().arm(intervalNanos, this::round);
+        }
+    }
+
+    /** One round, on the watchdog's thread: starts the probes (the control channel runs them) and returns. */
+    private void round() {
+        synchronized (this) {
+            if (closed || sweeping) {       // sweeping: fired at once by a closed watchdog while the next round was planned
+                return;
+            }
+            next = null;
+            sweeping = true;
+        }
+        CompletableFuture<?>[] probes = new CompletableFuture<?>[0];
+        try {
+            List<PassiveQueuePairs.Holder> holders = peers.quietHolders(intervalNanos);
+            probes = holders.stream().map(this::probe).toArray(CompletableFuture<?>[]::new);
+        } finally {
+            CompletableFuture.allOf(probes).whenComplete((ok, t) -> roundEnded());
+        }
+    }
+
+    /** Plans the next round while this side keeps passive queue pairs. */
+    private synchronized void roundEnded() {
+        if (!closed && peers.passiveQueuePairs() > 0) {
+            next = context.watchdog().arm(intervalNanos, this::round);
+        }
+        sweeping = false;
+    }
+
+    private CompletableFuture<Void> probe(PassiveQueuePairs.Holder holder) {
+        CompletableFuture<byte[]> answer;
+        try {
+            answer = context.control().request(holder.endpoint(), new VerbsWire.Probe(holder.incarnation()).encode(),
+                    Deadline.after(probeWait, context.clock()));
+        } catch (RuntimeException e) {
+            answer = CompletableFuture.failedFuture(e);
+        }
+        return answer.handle((reply, t) -> {
+            String gone = goneBecause(holder.incarnation(), reply, t);
+            if (gone != null) {
+                peers.retireGone(holder, gone);
+            } else if (t != null) {
+                LOG.log(System.Logger.Level.DEBUG, "holder manager incarnation {0} at {1} did not answer the liveness probe "
+                        + "({2}): its passive queue pairs stay, and it is asked again next round", holder.incarnation(),
+                        holder.endpoint(), VerbsPeers.failure(t).getMessage());
+            }
+            return null;
+        });
+    }
+
+    /**
+     * Whether a probe's outcome proves the holder manager gone.
+     *
+     * @param believed the incarnation the probe named
+     * @param reply    the answer, when {@code failure} is null
+     * @param failure  why there is no answer, or null
+     * @return why the holder is gone, or null when the outcome is no proof (see the class comment)
+     */
+    static String goneBecause(String believed, byte[] reply, Throwable failure) {
+        if (failure != null) {
+            TransportException e = VerbsPeers.failure(failure);
+            return e.kind() == TransportException.Kind.PEER_UNREACHABLE ? "unreachable: " + e.getMessage() : null;
+        }
+        String there;
+        try {
+            there = VerbsWire.Probe.decodeMessage(reply).incarnation();
+        } catch (TransportException e) {
+            return null;
+        }
+        return there.equals(believed) ? null : "incarnation " + there + " answers at its endpoint now";
+    }
+
+    /** Stops planning rounds; waits for nothing (probes under way end by their deadline and change nothing). Idempotent. */
+    @Override
+    public synchronized void close() {
+        closed = true;
+        if (next != null) {
+            next.disarm();
+            next = null;
+        }
+    }
+}
