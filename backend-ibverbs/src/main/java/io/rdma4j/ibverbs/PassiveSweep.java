@@ -8,6 +8,7 @@ import io.rdma4j.spi.Watchdog;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * The passive side's liveness sweep: once per {@code rdma.ibverbs.peerCheckInterval}, asks each
@@ -44,6 +45,7 @@ final class PassiveSweep implements AutoCloseable {
     private final VerbsPeers peers;
     private final long intervalNanos;
     private final Duration probeWait;
+    private final AtomicLong unanswered = new AtomicLong();
     /** The planned round, or null; guarded by {@code this}. */
     private Watchdog.Guard next;
     /** A round's probes are under way (or its next round is being planned); guarded by {@code this}. */
@@ -108,6 +110,9 @@ final class PassiveSweep implements AutoCloseable {
                         + "({2}): its passive queue pairs stay, and it is asked again next round", holder.incarnation(),
                         holder.endpoint(), VerbsPeers.failure(t).getMessage());
             }
+            if (t != null) {
+                unanswered.incrementAndGet();
+            }
             return null;
         });
     }
@@ -132,6 +137,11 @@ final class PassiveSweep implements AutoCloseable {
             return null;
         }
         return there.equals(believed) ? null : "incarnation " + there + " answers at its endpoint now";
+    }
+
+    /** Probes that ended without an answer (failed, or timed out), counted once what they proved was acted on (for tests). */
+    long unansweredProbes() {
+        return unanswered.get();
     }
 
     /** Stops planning rounds; waits for nothing (probes under way end by their deadline and change nothing). Idempotent. */

@@ -398,6 +398,11 @@ final class VerbsTransport implements Transport {
         return peers.passiveQueuePairs();
     }
 
+    /** Liveness probes of holders that ended without an answer (failed, or timed out), whatever that proved (for tests). */
+    long unansweredProbes() {
+        return sweep.unansweredProbes();
+    }
+
     /** Connections this side made and keeps track of, broken ones not yet seen destroyed included (for tests). */
     int trackedConnections() {
         return peers.trackedConnections();

@@ -10,6 +10,7 @@ import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
+import java.io.IOException;
 import java.lang.foreign.MemorySegment;
 import java.time.Duration;
 import java.util.HexFormat;
@@ -22,8 +23,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 /**
  * The owner's liveness sweep in the soft-RoCE VM: the owner (this JVM, rxe1) keeps passive queue
  * pairs for two holders on rxe0, one in this JVM and one in a peer JVM ({@link VerbsPeerMain}),
- * each with {@code rdma.ibverbs.qpsPerPeer} = 4; the peer JVM is killed and the sweep, every 200
- * ms, destroys its queue pairs while the live holder's stay in service.
+ * each with {@code rdma.ibverbs.qpsPerPeer} = 4. A killed peer JVM's queue pairs are destroyed
+ * while the live holder's stay in service; a stopped one's stay (a probe that times out proves
+ * nothing).
  */
 @Tag("softroce")
 class VerbsPassiveSweepVmTest {
@@ -46,38 +48,105 @@ class VerbsPassiveSweepVmTest {
         return managers.track(b.build());
     }
 
+    /** An owner on rxe1 checking its holders every {@code interval}, a live holder of this JVM, and a peer JVM holder. */
+    private final class Scene implements AutoCloseable {
+        final OpenedVerbs ownerVerbs = new OpenedVerbs();
+        final OpenedVerbs liveVerbs = new OpenedVerbs();
+        final RdmaManager live = manager(liveVerbs, "rxe0");
+        final RdmaBuffer buffer;
+        final String token;
+        final PeerJvm peer;
+
+        /** Each holder reads, or writes, four times: four passive queue pairs each. */
+        Scene(String interval) throws Exception {
+            RdmaManager owner = manager(ownerVerbs, "rxe1", IbverbsSettings.PEER_CHECK_INTERVAL.key() + "=" + interval);
+            buffer = owner.allocate(4096).join();
+            DataPattern.fill(buffer.segment(), 21);
+            token = HexFormat.of().formatHex(buffer.remote().toBytes());
+            readAllSlots();
+            peer = PeerJvm.start(VerbsPeerMain.class, List.of("--enable-native-access=ALL-UNNAMED"), PEER_ANSWER,
+                    "rdma.ibverbs.target=nic:rxe0", IbverbsSettings.QPS_PER_PEER.key() + "=" + QPS);
+            try {
+                writeAllSlots();
+                assertEquals(8, ownerVerbs.transport().passiveQueuePairs(), "four for each holder");
+            } catch (Exception | Error e) {
+                peer.close();
+                throw e;
+            }
+        }
+
+        /** The live holder reads four times: small ops take turns, so every slot once. */
+        void readAllSlots() {
+            MemorySegment local = managers.arena().allocate(4096);
+            for (int i = 0; i < 4; i++) {
+                live.read(buffer.remote(), local, TIMEOUT).join();
+            }
+            assertEquals(-1, DataPattern.mismatch(local, 21));
+        }
+
+        /** The peer JVM writes the buffer's own bytes four times: every slot once. */
+        void writeAllSlots() throws Exception {
+            for (int i = 0; i < 4; i++) {
+                assertEquals("OK", peer.command("write " + token + " 21"));
+            }
+        }
+
+        int passiveQueuePairs() {
+            return ownerVerbs.transport().passiveQueuePairs();
+        }
+
+        @Override
+        public void close() throws InterruptedException {
+            peer.close();
+        }
+    }
+
     @Test
     void holderJvmKilled_ownerDestroysItsPassiveQueuePairs_whileALiveHoldersStayInService() throws Exception {
-        OpenedVerbs ownerVerbs = new OpenedVerbs();
-        RdmaManager owner = manager(ownerVerbs, "rxe1", IbverbsSettings.PEER_CHECK_INTERVAL.key() + "=200ms");
-        RdmaBuffer buffer = owner.allocate(4096).join();
-        DataPattern.fill(buffer.segment(), 21);
-        OpenedVerbs liveVerbs = new OpenedVerbs();
-        RdmaManager live = manager(liveVerbs, "rxe0");
-        for (int i = 0; i < 4; i++) {
-            live.read(buffer.remote(), managers.arena().allocate(4096), TIMEOUT).join();   // small ops take turns: four slots
+        try (Scene scene = new Scene("200ms")) {
+            scene.peer.process().destroyForcibly().waitFor();        // SIGKILL: nothing listens at its endpoint any more
+
+            awaitPassiveQueuePairs(scene.ownerVerbs, 4);
+            scene.readAllSlots();                                   // every live slot once more: none was destroyed
+            assertAll(
+                    () -> assertEquals(4, scene.passiveQueuePairs(), "the live holder's four stay"),
+                    () -> assertEquals(4, scene.liveVerbs.transport().liveQueuePairs(), "and none of them broke"),
+                    () -> assertEquals(4, scene.liveVerbs.transport().trackedConnections(), "nor was replaced"));
         }
-        try (PeerJvm doomed = PeerJvm.start(VerbsPeerMain.class, List.of("--enable-native-access=ALL-UNNAMED"), PEER_ANSWER,
-                "rdma.ibverbs.target=nic:rxe0", IbverbsSettings.QPS_PER_PEER.key() + "=" + QPS)) {
-            String token = HexFormat.of().formatHex(buffer.remote().toBytes());
-            for (int i = 0; i < 4; i++) {
-                assertEquals("OK", doomed.command("write " + token + " 21"));    // the same bytes: four slots
+    }
+
+    @Test
+    void holderJvmStopped_itsProbesTimeOut_andItsPassiveQueuePairsStayInService() throws Exception {
+        try (Scene scene = new Scene("500ms")) {
+            long before = scene.ownerVerbs.transport().unansweredProbes();
+            signal("STOP", scene.peer.process());      // its control endpoint accepts connections but answers nothing
+            try {
+                awaitUnansweredProbes(scene.ownerVerbs, before + 1);
+                assertEquals(8, scene.passiveQueuePairs(), "a probe without an answer destroyed nothing");
+                awaitUnansweredProbes(scene.ownerVerbs, before + 2);   // the stopped holder is asked again next round
+                assertEquals(8, scene.passiveQueuePairs(), "nor did the next one");
+            } finally {
+                signal("CONT", scene.peer.process());
             }
-            assertEquals(8, ownerVerbs.transport().passiveQueuePairs(), "four for each holder");
 
-            doomed.process().destroyForcibly().waitFor();        // SIGKILL: nothing listens at its endpoint any more
+            scene.writeAllSlots();                     // its queue pairs still serve it
+            assertEquals(8, scene.passiveQueuePairs());
         }
+    }
 
-        awaitPassiveQueuePairs(ownerVerbs, 4);
-        MemorySegment local = managers.arena().allocate(4096);
-        for (int i = 0; i < 4; i++) {
-            live.read(buffer.remote(), local, TIMEOUT).join();        // every slot once more: none was destroyed
+    private static void signal(String signal, Process process) throws IOException, InterruptedException {
+        Process kill = new ProcessBuilder("kill", "-" + signal, Long.toString(process.pid())).inheritIO().start();
+        assertEquals(0, kill.waitFor(), "kill -" + signal);
+    }
+
+    /** Waits until at least {@code atLeast} of the owner's probes ended without an answer (polls: the rounds come on their own time). */
+    private static void awaitUnansweredProbes(OpenedVerbs owner, long atLeast) throws InterruptedException {
+        long deadline = System.nanoTime() + TIMEOUT.toNanos();
+        while (owner.transport().unansweredProbes() < atLeast) {
+            assertTrue(System.nanoTime() < deadline, "only " + owner.transport().unansweredProbes()
+                    + " probes ended unanswered, not " + atLeast + ", after " + TIMEOUT);
+            Thread.sleep(20);
         }
-        assertAll(
-                () -> assertEquals(-1, DataPattern.mismatch(local, 21)),
-                () -> assertEquals(4, ownerVerbs.transport().passiveQueuePairs(), "the live holder's four stay"),
-                () -> assertEquals(4, liveVerbs.transport().liveQueuePairs(), "and none of them broke"),
-                () -> assertEquals(4, liveVerbs.transport().trackedConnections(), "nor was replaced"));
     }
 
     /**
