@@ -59,13 +59,16 @@ public final class IbverbsSettings {
      * how long a device's completion poller keeps polling an empty completion queue, after anyone
      * last took a completion from it, before it sleeps on the completion channel; also how long a
      * thread waiting for its ops ({@code join()}, {@code submitAndWait}) polls the queue itself
-     * without taking a completion before it sleeps until the ops complete. Written {@code 0}
-     * (sleep at once), {@code <n>us},
+     * without taking a completion before it sleeps until the ops complete. A device whose ops
+     * typically take longer than half this window (a slow fabric such as soft-RoCE) is polled for
+     * twice their typical time instead, at most 1 ms, unless they typically take longer than 1 ms;
+     * {@code 0} turns that off too. Written {@code 0} (sleep at once), {@code <n>us},
      * {@code <n>ms} or {@code <n>s}; at most one second.
      */
     public static final Setting<Duration> BUSY_POLL_WINDOW = Setting.of(
             "rdma.ibverbs.busyPollWindow", "RDMA_CQ_BUSY_POLL_WINDOW", "50us",
-            "How long the completion poller, and a thread waiting for its ops, spin on an empty completion queue before they sleep (0 to 1s).",
+            "How long the completion poller, and a thread waiting for its ops, spin on an empty completion queue before they sleep "
+                    + "(0 to 1s); longer, up to 1 ms, on a device whose ops typically take longer.",
             IbverbsSettings::parseBusyPoll);
 
     /**

@@ -29,8 +29,9 @@ import java.util.concurrent.locks.ReentrantLock;
 /**
  * One opened RDMA device as the transport uses it: its context, one protection domain, one
  * completion channel and one completion queue shared by all its queue pairs, and the one poller
- * thread that serves that queue. The poller spins on an empty queue until the configured
- * busy-poll time has passed since any thread last took a completion, then arms the queue and
+ * thread that serves that queue. The poller spins on an empty queue until its poll window
+ * ({@link PollWindow}: the busy-poll time, or longer for a device whose ops typically take longer)
+ * has passed since any thread last took a completion, then arms the queue and
  * sleeps on the completion channel without a timeout, so an idle device costs no CPU; {@link
  * #close} wakes it through a {@link Wakeup}. A thread waiting for its own ops may poll the queue
  * too ({@link #pollOnce}): it then needs no wakeup, and while such ops keep coming the poller keeps
@@ -64,7 +65,8 @@ final class VerbsDevice implements AutoCloseable {
     final Gid gid;
     final CompletionQueue cq;
     private final CompletionChannel channel;
-    private final long busyPollNanos;
+    /** How long the poller spins on an empty queue after the last completion, and a thread waiting for its ops polls it. */
+    final PollWindow pollWindow;
     private final ConcurrentHashMap<Long, VerbsConnection.Chunk> inFlight = new ConcurrentHashMap<>();
     /** Completion-queue entries not promised to a posted work request: posting never overflows the queue. */
     private final AtomicInteger cqRoom;
@@ -84,7 +86,7 @@ final class VerbsDevice implements AutoCloseable {
      * wait for other ops (which it cannot poll for meanwhile): the poller does not rest then.
      */
     private volatile boolean waiterDelivering;
-    /** When a thread last took completions off the queue ({@link System#nanoTime}); the poller spins for the busy-poll window after it. */
+    /** When a thread last took completions off the queue ({@link System#nanoTime}); the poller spins for the poll window ({@link PollWindow}) after it. */
     private volatile long lastCompletion = System.nanoTime();
     /** Work completions taken off the queue so far, by the poller and by waiting callers. */
     private final AtomicLong completions = new AtomicLong();
@@ -98,7 +100,7 @@ final class VerbsDevice implements AutoCloseable {
         this.context = context;
         this.name = context.deviceName();
         this.port = port;
-        this.busyPollNanos = busyPollNanos;
+        this.pollWindow = new PollWindow(busyPollNanos);
         this.attributes = context.queryDevice();
         this.gidIndex = gidIndex(context, port);
         this.gid = context.queryGid(PORT, gidIndex);
@@ -233,7 +235,7 @@ final class VerbsDevice implements AutoCloseable {
                 if (pollOnce(true) > 0) {
                     continue;
                 }
-                if (System.nanoTime() - lastCompletion < busyPollNanos) {    // taken by anyone, waiting callers too
+                if (System.nanoTime() - lastCompletion < pollWindow.nanos()) {    // taken by anyone, waiting callers too
                     Thread.onSpinWait();
                     continue;
                 }

@@ -28,8 +28,9 @@ import java.util.concurrent.TimeUnit;
  *
  * <p>The future is a {@link RunnableFuture}: its {@code run()}, called by a thread about to wait
  * for it, polls the devices' completion queues on that thread (one waiting thread per device at a
- * time) for up to the busy-poll window after the last completion it took, so that a short op
- * completes without waking the poller or the waiting thread.
+ * time) for up to their {@link PollWindow} after the last completion it took, so that a short op
+ * completes without waking the poller or the waiting thread. A submission that succeeds tells its
+ * devices' windows how long it took.
  */
 final class VerbsSubmission {
 
@@ -40,7 +41,7 @@ final class VerbsSubmission {
     final Future future = new Future();
     private final CompletableFuture<Void> drained = new CompletableFuture<>();
     private final VerbsDevice[] devices;
-    private final long pollNanos;
+    private final long startNanos = System.nanoTime();
     private final int opCount;
     /** The connections carrying chunks of this submission (usually one); guarded by this. */
     private VerbsConnection connection;
@@ -57,12 +58,10 @@ final class VerbsSubmission {
 
     /**
      * @param devices   whose completion queues a waiting thread polls (the transport's)
-     * @param pollNanos how long a waiting thread polls without taking a completion before it sleeps
      */
-    VerbsSubmission(int opCount, VerbsDevice[] devices, long pollNanos) {
+    VerbsSubmission(int opCount, VerbsDevice[] devices) {
         this.opCount = opCount;
         this.devices = devices;
-        this.pollNanos = pollNanos;
         future.whenComplete((ok, t) -> {
             Watchdog.Guard g = guard;
             if (g != null) {
@@ -86,8 +85,9 @@ final class VerbsSubmission {
     final class Future extends CompletableFuture<Void> implements RunnableFuture<Void> {
 
         /**
-         * Polls the devices' completion queues on this thread until this future is done, or
-         * until the busy-poll window passed without a completion; then returns (done or not).
+         * Polls the devices' completion queues on this thread until this future is done, or until
+         * the longest of their poll windows ({@link PollWindow}) passed without a completion; then
+         * returns (done or not).
          * Only one waiting thread polls a device at a time, so that many waiters do not spin the
          * CPUs that the device's driver needs too (soft-RoCE does its work on the host's CPUs);
          * a thread that finds every device taken returns at once and sleeps on the future.
@@ -107,6 +107,12 @@ final class VerbsSubmission {
                 return;     // other waiters poll: this thread sleeps until one of them (or the poller) completes its ops
             }
             try {
+                long pollNanos = 0;
+                for (int i = 0; i < devices.length && i < Long.SIZE; i++) {
+                    if ((claimed & 1L << i) != 0) {
+                        pollNanos = Math.max(pollNanos, devices[i].pollWindow.nanos());
+                    }
+                }
                 long last = System.nanoTime();
                 while (!isDone()) {
                     int taken = 0;
@@ -268,9 +274,29 @@ final class VerbsSubmission {
         }
         drained.complete(null);
         if (e == null) {
+            observeTime();
             future.complete(null);
         } else {
             future.completeExceptionally(e);
+        }
+    }
+
+    /** Tells the poll windows of the devices that carried this (successful) submission how long it took, once each. */
+    private synchronized void observeTime() {
+        if (connection == null) {
+            return;     // no op: nothing was carried
+        }
+        long took = System.nanoTime() - startNanos;
+        for (VerbsDevice d : devices) {
+            boolean used = connection.device == d;
+            if (!used && moreConnections != null) {
+                for (VerbsConnection c : moreConnections) {
+                    used |= c.device == d;
+                }
+            }
+            if (used) {
+                d.pollWindow.observe(took);
+            }
         }
     }
 
