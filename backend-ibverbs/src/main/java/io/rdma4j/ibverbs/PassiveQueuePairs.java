@@ -22,8 +22,10 @@ import java.util.Map;
  *       endpoint's previous incarnation: one endpoint is one manager at a time, so that one is
  *       gone. Its later handshakes, if any still arrive, are refused.</li>
  *   <li>A holder that goes away for good on an endpoint nobody reuses is found by the caller's
- *       liveness sweep: {@link #quietHolders} names the holders to ask, {@link #retireGone} retires
- *       one found gone, unless it (or a successor) handshook since it was named.</li>
+ *       liveness sweep: {@link #quietHolders} names the holders to ask, {@link #confirmReachable}
+ *       records that one answered at its endpoint (only then does its endpoint failing to answer
+ *       mean something), {@link #retireGone} retires one found gone, unless it (or a successor)
+ *       handshook since it was named.</li>
  * </ul>
  * A manager incarnation speaks from one endpoint (the control endpoint it advertises).
  *
@@ -46,10 +48,11 @@ final class PassiveQueuePairs<Q> {
 
     /**
      * The holder manager at {@code endpoint}, as the books last saw it: its incarnation, when it
-     * last handshook (on the books' clock), and which handshake that was (a number that grows with
-     * every handshake, so that two are never confused).
+     * last handshook (on the books' clock), which handshake that was (a number that grows with
+     * every handshake, so that two are never confused), and whether it ever answered a probe at
+     * {@code endpoint} (the endpoint a holder advertises need not reach it from here).
      */
-    record Holder(Endpoint endpoint, String incarnation, long handshakeNanos, long handshake) {
+    record Holder(Endpoint endpoint, String incarnation, long handshakeNanos, long handshake, boolean reachable) {
     }
 
     /** An incarnation retired by its successor on the endpoint {@code at}. */
@@ -98,8 +101,11 @@ final class PassiveQueuePairs<Q> {
     synchronized List<Q> put(Endpoint holder, Key key, Q queuePair) {
         requireCurrent(holder, key.holderIncarnation());
         List<Q> out = new ArrayList<>();
-        Holder previous = holders.put(holder, new Holder(holder, key.holderIncarnation(), clock.nanoTime(), ++handshakes));
-        if (previous != null && !previous.incarnation().equals(key.holderIncarnation())) {
+        Holder previous = holders.get(holder);
+        boolean same = previous != null && previous.incarnation().equals(key.holderIncarnation());
+        holders.put(holder, new Holder(holder, key.holderIncarnation(), clock.nanoTime(), ++handshakes,
+                same && previous.reachable()));
+        if (previous != null && !same) {
             retired.put(previous.incarnation(), new Succession(holder, key.holderIncarnation()));
             takeOutOfService(previous.incarnation(), out);
         }
@@ -119,18 +125,37 @@ final class PassiveQueuePairs<Q> {
         return holders.values().stream().filter(h -> now - h.handshakeNanos() >= quietNanos).toList();
     }
 
+    /** The holder at {@code endpoint}, or null when this side keeps no queue pairs for one there. */
+    synchronized Holder holderAt(Endpoint endpoint) {
+        return holders.get(endpoint);
+    }
+
+    /**
+     * Records that {@code holder}'s incarnation answered a probe at its endpoint: from now on, its
+     * endpoint failing to answer, or another incarnation answering there, proves it gone. Nothing
+     * when another incarnation is there now.
+     */
+    synchronized void confirmReachable(Holder holder) {
+        holders.computeIfPresent(holder.endpoint(), (e, h) -> h.incarnation().equals(holder.incarnation()) && !h.reachable()
+                ? new Holder(e, h.incarnation(), h.handshakeNanos(), h.handshake(), true) : h);
+    }
+
     /**
      * Takes the queue pairs of {@code gone} (as {@link #quietHolders} named it) out of service,
-     * unless a handshake came from its endpoint since: then the answer that found it gone is stale
-     * (the same incarnation handshook again, or a successor did and retired it already). A holder
-     * retired here is not refused later: if it was there after all, its next handshake is served.
+     * unless a handshake came from its endpoint since (then the answer that found it gone is stale:
+     * the same incarnation handshook again, or a successor did and retired it already), or it never
+     * answered at its endpoint ({@link #confirmReachable}: then its endpoint failing proves nothing
+     * about it). A holder retired here is not refused later: if it was there after all, its next
+     * handshake is served.
      *
-     * @return the queue pairs this takes out of service, for the caller to destroy; empty when stale
-     *         or already retired
+     * @return the queue pairs this takes out of service, for the caller to destroy; empty when stale,
+     *         never confirmed reachable, or already retired
      */
     synchronized List<Q> retireGone(Holder gone) {
         List<Q> out = new ArrayList<>();
-        if (holders.remove(gone.endpoint(), gone)) {
+        Holder now = holders.get(gone.endpoint());
+        if (now != null && now.handshake() == gone.handshake() && now.reachable()) {
+            holders.remove(gone.endpoint());
             takeOutOfService(gone.incarnation(), out);
         }
         return out;
@@ -144,6 +169,11 @@ final class PassiveQueuePairs<Q> {
             }
             return false;
         });
+    }
+
+    /** The holders that answered a probe at their endpoint ({@link #confirmReachable}), of those with queue pairs in service. */
+    synchronized int reachableHolders() {
+        return (int) holders.values().stream().filter(Holder::reachable).count();
     }
 
     /** The queue pairs in service now. */

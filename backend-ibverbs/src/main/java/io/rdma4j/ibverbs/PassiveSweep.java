@@ -1,21 +1,27 @@
 package io.rdma4j.ibverbs;
 
 import io.rdma4j.spi.Deadline;
+import io.rdma4j.spi.Endpoint;
 import io.rdma4j.spi.TransportContext;
 import io.rdma4j.spi.TransportException;
 import io.rdma4j.spi.Watchdog;
 
 import java.time.Duration;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * The passive side's liveness sweep: once per {@code rdma.ibverbs.peerCheckInterval}, asks each
  * holder manager this transport keeps passive queue pairs for, and that did not handshake within
  * the last interval, whether it is still there ({@link VerbsWire.Probe} over the control channel,
- * naming the incarnation the books hold for its endpoint). Its queue pairs are destroyed
- * ({@link VerbsPeers#retireGone}) only on proof that it is gone:
+ * naming the incarnation the books hold for its endpoint). A new holder is asked once at once,
+ * after its first handshake: whether the control endpoint it advertises reaches it from here
+ * (nothing else needs it to: a holder only ever connects to its owners). Only for a holder that
+ * answered once are its queue pairs destroyed ({@link VerbsPeers#retireGone}), and only on proof
+ * that it is gone:
  * <ul>
  *   <li>its endpoint is unreachable ({@link TransportException.Kind#PEER_UNREACHABLE}: nothing
  *       listens there, the connection was reset, ...);</li>
@@ -25,6 +31,9 @@ import java.util.concurrent.atomic.AtomicLong;
  * that times out (a stopped or overloaded holder, or a host that vanished without a reset: such a
  * holder keeps its queue pairs here until the owner closes), a garbled answer, or an error from
  * the holder (an older rdma4j that does not know the probe, a holder whose verbs transport closed).
+ * A holder that never answered (it advertises an endpoint this side cannot reach, such as its
+ * loopback address from another host; or it went away before its first probe) keeps its queue pairs
+ * until a successor handshakes from its endpoint or the owner closes.
  *
  * <p>Rounds run on the manager's {@link Watchdog}: a round starts its probes, all at once, each
  * bounded by {@link #probeWait} (at most {@link #MAX_PROBE_WAIT}), and the next round is planned
@@ -46,6 +55,8 @@ final class PassiveSweep implements AutoCloseable {
     private final long intervalNanos;
     private final Duration probeWait;
     private final AtomicLong unanswered = new AtomicLong();
+    /** Endpoints of new holders asked at once whose answer has not come yet. */
+    private final Set<Endpoint> confirming = ConcurrentHashMap.newKeySet();
     /** The planned round, or null; guarded by {@code this}. */
     private Watchdog.Guard next;
     /** A round's probes are under way (or its next round is being planned); guarded by {@code this}. */
@@ -60,10 +71,23 @@ final class PassiveSweep implements AutoCloseable {
         this.probeWait = interval.compareTo(MAX_PROBE_WAIT) < 0 ? interval : MAX_PROBE_WAIT;
     }
 
-    /** A holder handshook: plans a round one interval from now, unless one is planned or under way, or the sweep is off. */
-    synchronized void holderArrived() {
-        if (intervalNanos > 0 && !closed && next == null && !sweeping) {
-            next = context.watchdog().arm(intervalNanos, this::round);
+    /**
+     * The holder at {@code from} handshook: asks it at once when it never answered a probe (unless
+     * such a probe is under way), and plans a round one interval from now, unless one is planned or
+     * under way. Nothing when the sweep is off or closed.
+     */
+    void holderArrived(Endpoint from) {
+        synchronized (this) {
+            if (intervalNanos == 0 || closed) {
+                return;
+            }
+            if (next == null && !sweeping) {
+                next = context.watchdog().arm(intervalNanos, this::round);
+            }
+        }
+        PassiveQueuePairs.Holder h = peers.holderAt(from);
+        if (h != null && !h.reachable() && confirming.add(from)) {
+            probe(h).whenComplete((ok, t) -> confirming.remove(from));
         }
     }
 
@@ -103,7 +127,13 @@ final class PassiveSweep implements AutoCloseable {
         }
         return answer.handle((reply, t) -> {
             String gone = goneBecause(holder.incarnation(), reply, t);
-            if (gone != null) {
+            if (t == null && holder.incarnation().equals(answeredBy(reply))) {
+                peers.confirmReachable(holder);
+            } else if (gone != null) {
+                if (!holder.reachable()) {
+                    LOG.log(System.Logger.Level.DEBUG, "holder manager incarnation {0} at {1} never answered there, so {2} "
+                            + "proves nothing: its passive queue pairs stay", holder.incarnation(), holder.endpoint(), gone);
+                }
                 peers.retireGone(holder, gone);
             } else if (t != null) {
                 LOG.log(System.Logger.Level.DEBUG, "holder manager incarnation {0} at {1} did not answer the liveness probe "
@@ -130,13 +160,17 @@ final class PassiveSweep implements AutoCloseable {
             TransportException e = VerbsPeers.failure(failure);
             return e.kind() == TransportException.Kind.PEER_UNREACHABLE ? "unreachable: " + e.getMessage() : null;
         }
-        String there;
+        String there = answeredBy(reply);
+        return there == null || there.equals(believed) ? null : "incarnation " + there + " answers at its endpoint now";
+    }
+
+    /** The incarnation a probe's {@code reply} names, or null when the reply is garbled. */
+    static String answeredBy(byte[] reply) {
         try {
-            there = VerbsWire.Probe.decodeMessage(reply).incarnation();
+            return VerbsWire.Probe.decodeMessage(reply).incarnation();
         } catch (TransportException e) {
             return null;
         }
-        return there.equals(believed) ? null : "incarnation " + there + " answers at its endpoint now";
     }
 
     /** Probes that ended without an answer (failed, or timed out), counted once what they proved was acted on (for tests). */

@@ -162,10 +162,25 @@ final class VerbsPeers implements AutoCloseable {
         return accepted.quietHolders(quietNanos);
     }
 
+    /** The holder at {@code endpoint} this side keeps passive queue pairs for, or null. */
+    PassiveQueuePairs.Holder holderAt(Endpoint endpoint) {
+        return accepted.holderAt(endpoint);
+    }
+
+    /** Holders this side keeps passive queue pairs for that answered a probe at their endpoint. */
+    int reachableHolders() {
+        return accepted.reachableHolders();
+    }
+
+    /** {@code holder} answered a probe at its endpoint ({@link PassiveQueuePairs#confirmReachable}). */
+    void confirmReachable(PassiveQueuePairs.Holder holder) {
+        accepted.confirmReachable(holder);
+    }
+
     /**
      * The passive side: destroys the queue pairs of {@code gone}, a holder found gone ({@code why}),
-     * unless it or a successor handshook since it was named ({@link PassiveQueuePairs#retireGone}),
-     * or this side closed (close destroyed them).
+     * unless it or a successor handshook since it was named, or it never answered at its endpoint
+     * ({@link PassiveQueuePairs#retireGone}), or this side closed (close destroyed them).
      */
     void retireGone(PassiveQueuePairs.Holder gone, String why) {
         lifecycle.readLock().lock();

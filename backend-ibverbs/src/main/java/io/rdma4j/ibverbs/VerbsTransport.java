@@ -379,7 +379,7 @@ final class VerbsTransport implements Transport {
             throw new IllegalArgumentException("no ibverbs device " + request.toDevice() + " here: this manager uses " + deviceNames);
         }
         byte[] reply = peers.accept(from, devices.get(i), request);
-        sweep.holderArrived();
+        sweep.holderArrived(from);
         return reply;
     }
 
@@ -396,6 +396,11 @@ final class VerbsTransport implements Transport {
     /** Queue pairs this side connected on peers' request, in service now (for tests). */
     int passiveQueuePairs() {
         return peers.passiveQueuePairs();
+    }
+
+    /** Holders this side keeps passive queue pairs for that answered a liveness probe at their endpoint (for tests). */
+    int reachableHolders() {
+        return peers.reachableHolders();
     }
 
     /** Liveness probes of holders that ended without an answer (failed, or timed out), whatever that proved (for tests). */

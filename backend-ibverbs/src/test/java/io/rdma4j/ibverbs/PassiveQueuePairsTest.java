@@ -7,6 +7,7 @@ import java.util.List;
 
 import static org.junit.jupiter.api.Assertions.assertAll;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -130,6 +131,7 @@ class PassiveQueuePairsTest {
         books.put(HOLDER, key(FIRST, 0), "first-0");
         books.put(HOLDER, key(FIRST, 1), "first-1");
         books.put(OTHER_HOLDER, key("03", 0), "other-0");
+        books.confirmReachable(holderAt(HOLDER));
         PassiveQueuePairs.Holder gone = holderAt(HOLDER);
 
         List<String> retired = books.retireGone(gone);
@@ -145,6 +147,7 @@ class PassiveQueuePairsTest {
     @Test
     void retireGone_afterASuccessorHandshookFromTheEndpoint_retiresNothingOfTheSuccessors() {
         books.put(HOLDER, key(FIRST, 0), "first-0");
+        books.confirmReachable(holderAt(HOLDER));
         PassiveQueuePairs.Holder probed = holderAt(HOLDER);      // the probe goes to incarnation 01 ...
         List<String> byTheSuccessor = books.put(HOLDER, key(SECOND, 0), "second-0");     // ... 02 handshakes meanwhile
 
@@ -160,6 +163,7 @@ class PassiveQueuePairsTest {
     @Test
     void retireGone_afterTheSameIncarnationHandshookAgain_retiresNothing() {
         books.put(HOLDER, key(FIRST, 0), "first-0");
+        books.confirmReachable(holderAt(HOLDER));
         PassiveQueuePairs.Holder probed = holderAt(HOLDER);
         books.put(HOLDER, key(FIRST, 1), "first-1");               // it is there: it handshook after the probe was sent
 
@@ -171,7 +175,8 @@ class PassiveQueuePairsTest {
     @Test
     void holderRetiredAsGone_isServedWhenItHandshakesAgain() {
         books.put(HOLDER, key(FIRST, 0), "first-0");
-        books.retireGone(holderAt(HOLDER));
+        books.confirmReachable(holderAt(HOLDER));
+        assertEquals(List.of("first-0"), books.retireGone(holderAt(HOLDER)));
 
         List<String> retired = books.put(HOLDER, key(FIRST, 0), "first-0-again");
 
@@ -179,6 +184,43 @@ class PassiveQueuePairsTest {
                 () -> assertEquals(List.of(), retired),
                 () -> assertEquals(1, books.size()),
                 () -> assertEquals(FIRST, holderAt(HOLDER).incarnation()));
+    }
+
+    @Test
+    void retireGone_ofAHolderThatNeverAnsweredAtItsEndpoint_retiresNothing() {
+        books.put(HOLDER, key(FIRST, 0), "first-0");
+        PassiveQueuePairs.Holder unconfirmed = holderAt(HOLDER);
+
+        assertAll(
+                () -> assertEquals(List.of(), books.retireGone(unconfirmed), "its endpoint may just not reach it from here"),
+                () -> assertEquals(1, books.size()),
+                () -> assertEquals(0, books.reachableHolders()));
+    }
+
+    @Test
+    void confirmedReachable_lastsThroughTheIncarnationsLaterHandshakes_butNotToItsSuccessor() {
+        books.put(HOLDER, key(FIRST, 0), "first-0");
+        books.confirmReachable(holderAt(HOLDER));
+        books.put(HOLDER, key(FIRST, 1), "first-1");
+        boolean afterItsOwnHandshake = holderAt(HOLDER).reachable();
+
+        books.put(HOLDER, key(SECOND, 0), "second-0");
+
+        assertAll(
+                () -> assertTrue(afterItsOwnHandshake),
+                () -> assertFalse(holderAt(HOLDER).reachable(), "the successor has not answered yet"),
+                () -> assertEquals(0, books.reachableHolders()));
+    }
+
+    @Test
+    void confirmReachable_ofAnIncarnationNoLongerThere_confirmsNothing() {
+        books.put(HOLDER, key(FIRST, 0), "first-0");
+        PassiveQueuePairs.Holder first = holderAt(HOLDER);
+        books.put(HOLDER, key(SECOND, 0), "second-0");
+
+        books.confirmReachable(first);             // the predecessor's answer, late
+
+        assertFalse(holderAt(HOLDER).reachable());
     }
 
     @Test

@@ -8,6 +8,7 @@ import org.junit.jupiter.params.provider.EnumSource;
 import java.util.concurrent.CompletionException;
 
 import static org.junit.jupiter.api.Assertions.assertAll;
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -38,8 +39,11 @@ class PassiveSweepTest {
     }
 
     @Test
-    void theBelievedIncarnationAnswering_provesNothing() {
-        assertNull(PassiveSweep.goneBecause(BELIEVED, new VerbsWire.Probe(BELIEVED).encode(), null));
+    void theBelievedIncarnationAnswering_provesNothing_andNamesIt() {
+        byte[] reply = new VerbsWire.Probe(BELIEVED).encode();
+        assertAll(
+                () -> assertNull(PassiveSweep.goneBecause(BELIEVED, reply, null)),
+                () -> assertEquals(BELIEVED, PassiveSweep.answeredBy(reply)));
     }
 
     @ParameterizedTest
@@ -53,6 +57,7 @@ class PassiveSweepTest {
         byte[] garbled = {VerbsWire.VERSION, VerbsWire.PROBE, 16, 1, 2};
         assertAll(
                 () -> assertNull(PassiveSweep.goneBecause(BELIEVED, garbled, null)),
+                () -> assertNull(PassiveSweep.answeredBy(garbled)),
                 () -> assertNull(PassiveSweep.goneBecause(BELIEVED, new byte[0], null)),
                 () -> assertNull(PassiveSweep.goneBecause(BELIEVED, null, new IllegalStateException("control client closed"))));
     }

@@ -15,6 +15,8 @@ import java.lang.foreign.MemorySegment;
 import java.time.Duration;
 import java.util.HexFormat;
 import java.util.List;
+import java.util.function.LongPredicate;
+import java.util.function.LongSupplier;
 
 import static org.junit.jupiter.api.Assertions.assertAll;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -25,7 +27,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * pairs for two holders on rxe0, one in this JVM and one in a peer JVM ({@link VerbsPeerMain}),
  * each with {@code rdma.ibverbs.qpsPerPeer} = 4. A killed peer JVM's queue pairs are destroyed
  * while the live holder's stay in service; a stopped one's stay (a probe that times out proves
- * nothing).
+ * nothing), and so do those of a holder whose advertised endpoint does not reach it.
  */
 @Tag("softroce")
 class VerbsPassiveSweepVmTest {
@@ -69,19 +71,16 @@ class VerbsPassiveSweepVmTest {
             try {
                 writeAllSlots();
                 assertEquals(8, ownerVerbs.transport().passiveQueuePairs(), "four for each holder");
+                // each answered the probe that follows its first handshake
+                await("holders that answered the owner", () -> ownerVerbs.transport().reachableHolders(), n -> n == 2);
             } catch (Exception | Error e) {
                 peer.close();
                 throw e;
             }
         }
 
-        /** The live holder reads four times: small ops take turns, so every slot once. */
         void readAllSlots() {
-            MemorySegment local = managers.arena().allocate(4096);
-            for (int i = 0; i < 4; i++) {
-                live.read(buffer.remote(), local, TIMEOUT).join();
-            }
-            assertEquals(-1, DataPattern.mismatch(local, 21));
+            readEverySlot(live, buffer);
         }
 
         /** The peer JVM writes the buffer's own bytes four times: every slot once. */
@@ -101,12 +100,21 @@ class VerbsPassiveSweepVmTest {
         }
     }
 
+    /** {@code holder} reads {@code buffer} (pattern 21) four times: small ops take turns, so every slot once. */
+    private void readEverySlot(RdmaManager holder, RdmaBuffer buffer) {
+        MemorySegment local = managers.arena().allocate(4096);
+        for (int i = 0; i < 4; i++) {
+            holder.read(buffer.remote(), local, TIMEOUT).join();
+        }
+        assertEquals(-1, DataPattern.mismatch(local, 21));
+    }
+
     @Test
     void holderJvmKilled_ownerDestroysItsPassiveQueuePairs_whileALiveHoldersStayInService() throws Exception {
         try (Scene scene = new Scene("200ms")) {
             scene.peer.process().destroyForcibly().waitFor();        // SIGKILL: nothing listens at its endpoint any more
 
-            awaitPassiveQueuePairs(scene.ownerVerbs, 4);
+            await("the owner's passive queue pairs", scene::passiveQueuePairs, n -> n == 4);
             scene.readAllSlots();                                   // every live slot once more: none was destroyed
             assertAll(
                     () -> assertEquals(4, scene.passiveQueuePairs(), "the live holder's four stay"),
@@ -121,9 +129,10 @@ class VerbsPassiveSweepVmTest {
             long before = scene.ownerVerbs.transport().unansweredProbes();
             signal("STOP", scene.peer.process());      // its control endpoint accepts connections but answers nothing
             try {
-                awaitUnansweredProbes(scene.ownerVerbs, before + 1);
+                await("unanswered probes", scene.ownerVerbs.transport()::unansweredProbes, n -> n >= before + 1);
                 assertEquals(8, scene.passiveQueuePairs(), "a probe without an answer destroyed nothing");
-                awaitUnansweredProbes(scene.ownerVerbs, before + 2);   // the stopped holder is asked again next round
+                // the stopped holder is asked again next round
+                await("unanswered probes", scene.ownerVerbs.transport()::unansweredProbes, n -> n >= before + 2);
                 assertEquals(8, scene.passiveQueuePairs(), "nor did the next one");
             } finally {
                 signal("CONT", scene.peer.process());
@@ -134,30 +143,45 @@ class VerbsPassiveSweepVmTest {
         }
     }
 
+    /**
+     * A holder's control endpoint need not reach it from the owner (a holder only connects to its
+     * owners): refusals at an endpoint that never answered prove nothing.
+     */
+    @Test
+    void holderAdvertisingAnEndpointThatDoesNotReachIt_keepsItsPassiveQueuePairsInService() throws Exception {
+        OpenedVerbs ownerVerbs = new OpenedVerbs();
+        RdmaManager owner = manager(ownerVerbs, "rxe1", IbverbsSettings.PEER_CHECK_INTERVAL.key() + "=200ms");
+        RdmaBuffer buffer = owner.allocate(4096).join();
+        DataPattern.fill(buffer.segment(), 21);
+        OpenedVerbs holderVerbs = new OpenedVerbs();
+        RdmaManager holder = manager(holderVerbs, "rxe0", "rdma.advertisedHost=127.0.0.2");   // it listens on 127.0.0.1 only
+        readEverySlot(holder, buffer);
+
+        // the probe that follows its first handshake, and a round's, were refused
+        await("unanswered probes", ownerVerbs.transport()::unansweredProbes, n -> n >= 2);
+        readEverySlot(holder, buffer);                 // every slot once more: none was destroyed
+
+        assertAll(
+                () -> assertEquals(4, ownerVerbs.transport().passiveQueuePairs()),
+                () -> assertEquals(0, ownerVerbs.transport().reachableHolders()),
+                () -> assertEquals(4, holderVerbs.transport().liveQueuePairs(), "none of the holder's broke"),
+                () -> assertEquals(4, holderVerbs.transport().trackedConnections(), "nor was replaced"));
+    }
+
     private static void signal(String signal, Process process) throws IOException, InterruptedException {
         Process kill = new ProcessBuilder("kill", "-" + signal, Long.toString(process.pid())).inheritIO().start();
         assertEquals(0, kill.waitFor(), "kill -" + signal);
     }
 
-    /** Waits until at least {@code atLeast} of the owner's probes ended without an answer (polls: the rounds come on their own time). */
-    private static void awaitUnansweredProbes(OpenedVerbs owner, long atLeast) throws InterruptedException {
-        long deadline = System.nanoTime() + TIMEOUT.toNanos();
-        while (owner.transport().unansweredProbes() < atLeast) {
-            assertTrue(System.nanoTime() < deadline, "only " + owner.transport().unansweredProbes()
-                    + " probes ended unanswered, not " + atLeast + ", after " + TIMEOUT);
-            Thread.sleep(20);
-        }
-    }
-
     /**
-     * Waits until the owner keeps {@code expected} passive queue pairs. Polls with a deadline: the
-     * sweep's rounds, and the kernel closing the killed JVM's sockets, come on their own time.
+     * Polls {@code what} until {@code until} holds, failing after {@link #TIMEOUT}. Polls with a
+     * deadline: the sweep's rounds, the peers' answers and the kernel closing a killed JVM's
+     * sockets come on their own time.
      */
-    private static void awaitPassiveQueuePairs(OpenedVerbs owner, int expected) throws InterruptedException {
+    private static void await(String what, LongSupplier value, LongPredicate until) throws InterruptedException {
         long deadline = System.nanoTime() + TIMEOUT.toNanos();
-        while (owner.transport().passiveQueuePairs() != expected) {
-            assertTrue(System.nanoTime() < deadline, "the owner still keeps " + owner.transport().passiveQueuePairs()
-                    + " passive queue pairs, not " + expected + ", after " + TIMEOUT);
+        while (!until.test(value.getAsLong())) {
+            assertTrue(System.nanoTime() < deadline, what + " is still " + value.getAsLong() + " after " + TIMEOUT);
             Thread.sleep(20);
         }
     }
