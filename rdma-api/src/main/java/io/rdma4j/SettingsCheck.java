@@ -41,7 +41,8 @@ final class SettingsCheck {
                     "rdma.ibverbs.queueDepth", "RDMA_IBVERBS_QUEUE_DEPTH",
                     "rdma.ibverbs.qpsPerPeer", "RDMA_IBVERBS_QPS_PER_PEER",
                     "rdma.ibverbs.maxSge", "RDMA_IBVERBS_MAX_SGE",
-                    "rdma.ibverbs.minStripeKiB", "RDMA_IBVERBS_MIN_STRIPE_KB"),
+                    "rdma.ibverbs.minStripeKiB", "RDMA_IBVERBS_MIN_STRIPE_KB",
+                    "rdma.ibverbs.peerCheckInterval", "RDMA_IBVERBS_PEER_CHECK_INTERVAL"),
             "shm", Map.of(
                     "rdma.shm.disable", "RDMA_SHM_DISABLE",
                     "rdma.shm.skipPtracer", "RDMA_SHM_SKIP_PTRACER",
