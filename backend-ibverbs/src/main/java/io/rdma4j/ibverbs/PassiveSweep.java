@@ -17,9 +17,9 @@ import java.util.concurrent.atomic.AtomicLong;
  * The passive side's liveness sweep: once per {@code rdma.ibverbs.peerCheckInterval}, asks each
  * holder manager this transport keeps passive queue pairs for, and that did not handshake within
  * the last interval, whether it is still there ({@link VerbsWire.Probe} over the control channel,
- * naming the incarnation the books hold for its endpoint). A new holder is asked once at once,
- * after its first handshake: whether the control endpoint it advertises reaches it from here
- * (nothing else needs it to: a holder only ever connects to its owners). Only for a holder that
+ * naming the incarnation the books hold for its endpoint). A new holder is also asked right after
+ * its handshakes, until it answered once: whether the control endpoint it advertises reaches it
+ * from here (nothing else needs it to: a holder only ever connects to its owners). Only for a holder that
  * answered once are its queue pairs destroyed ({@link VerbsPeers#retireGone}), and only on proof
  * that it is gone:
  * <ul>
