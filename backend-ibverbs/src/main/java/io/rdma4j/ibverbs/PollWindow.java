@@ -18,9 +18,10 @@ import java.util.concurrent.TimeUnit;
  * <p>The typical time is a moving average of the times of this device's recent submissions that
  * succeeded, from submit to completion ({@link #observe}); each time is clamped to twice the cap,
  * so that one slow op (the first to a peer waits for the queue-pair handshake) moves it only a
- * little. An idle device still costs no CPU: its poller sleeps at most the cap after the last
- * completion. While a waiting thread polls, the poller rests ({@link VerbsDevice}), and only one
- * waiting thread polls a device at a time, so one device spins one thread at a time.
+ * little. An idle device still costs no CPU: its poller sleeps once the window passed after the
+ * last completion (the longer of the cap and the busy-poll window at most). While a waiting
+ * thread polls, the poller rests ({@link VerbsDevice}), and only one waiting thread polls a device
+ * at a time, so one device spins one thread at a time.
  *
  * <p>Thread-safe: concurrent observations may overwrite each other, which an estimate tolerates.
  */

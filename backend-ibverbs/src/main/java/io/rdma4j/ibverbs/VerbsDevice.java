@@ -65,7 +65,7 @@ final class VerbsDevice implements AutoCloseable {
     final Gid gid;
     final CompletionQueue cq;
     private final CompletionChannel channel;
-    /** How long the poller spins on an empty queue after the last completion, and a thread waiting for its ops polls it. */
+    /** How long the poller spins on an empty queue after the last completion; a waiting thread polls it as long. */
     final PollWindow pollWindow;
     private final ConcurrentHashMap<Long, VerbsConnection.Chunk> inFlight = new ConcurrentHashMap<>();
     /** Completion-queue entries not promised to a posted work request: posting never overflows the queue. */
@@ -86,7 +86,10 @@ final class VerbsDevice implements AutoCloseable {
      * wait for other ops (which it cannot poll for meanwhile): the poller does not rest then.
      */
     private volatile boolean waiterDelivering;
-    /** When a thread last took completions off the queue ({@link System#nanoTime}); the poller spins for the poll window ({@link PollWindow}) after it. */
+    /**
+     * When a thread last took completions off the queue ({@link System#nanoTime}); the poller spins
+     * for the poll window ({@link PollWindow}) after it.
+     */
     private volatile long lastCompletion = System.nanoTime();
     /** Work completions taken off the queue so far, by the poller and by waiting callers. */
     private final AtomicLong completions = new AtomicLong();
@@ -235,7 +238,7 @@ final class VerbsDevice implements AutoCloseable {
                 if (pollOnce(true) > 0) {
                     continue;
                 }
-                if (System.nanoTime() - lastCompletion < pollWindow.nanos()) {    // taken by anyone, waiting callers too
+                if (System.nanoTime() - lastCompletion < pollWindow.nanos()) {    // taken by anyone, waiters too
                     Thread.onSpinWait();
                     continue;
                 }
