@@ -13,6 +13,7 @@ import io.rdma4j.spi.TransportException;
 
 import java.security.SecureRandom;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
@@ -23,6 +24,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReferenceArray;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
+import java.util.function.Predicate;
 
 /**
  * The queue pairs of one transport: up to {@code qpsPerPeer} RC queue pairs per (local device,
@@ -36,9 +38,9 @@ import java.util.concurrent.locks.ReentrantReadWriteLock;
  * replaced by a new one on its slot for later ops; the old one is destroyed once its outstanding
  * work requests have drained ({@link VerbsConnection}).
  *
- * <p>A handshake answered by an owner incarnation takes the queue pairs to any other incarnation
- * at that endpoint out of service: that manager is gone. The passive side refuses a handshake
- * addressed to another incarnation than its own.
+ * <p>A handshake answered by an owner incarnation takes the queue pairs to any other incarnation at that
+ * endpoint out of service: that manager is gone; so does {@link ActiveSweep} for an owner it found gone
+ * (the failed handshake goes too). The passive side refuses a handshake addressed to another incarnation.
  *
  * <p>The passive side keeps one queue pair per slot of each holder ({@link PassiveQueuePairs}): a
  * new handshake for a slot destroys the queue pair it replaces, a holder's new incarnation on an
@@ -63,14 +65,20 @@ final class VerbsPeers implements AutoCloseable {
         final AtomicReferenceArray<CompletableFuture<VerbsConnection>> slots;
         final AtomicInteger next = new AtomicInteger();
         volatile CompletableFuture<VerbsConnection> failedHandshake;
+        /** When an op last asked for one of these connections (a write per call, as {@link #next} takes). */
+        volatile long lastUse;
 
-        Group(int qps) {
+        Group(int qps, long now) {
             slots = new AtomicReferenceArray<>(qps);
+            lastUse = now;
         }
     }
 
     /** What a {@link Group} serves: a local device, and one device of one owner incarnation. */
     private record GroupKey(VerbsDevice local, Endpoint owner, String incarnation, String peerDevice) {
+        ActiveSweep.Owner ownerIncarnation() {
+            return new ActiveSweep.Owner(owner, incarnation);
+        }
     }
 
     private final TransportContext context;
@@ -86,10 +94,13 @@ final class VerbsPeers implements AutoCloseable {
     private final Set<QueuePair> handshaking = ConcurrentHashMap.newKeySet();
     /** Read side: a step that touches a device; write side: {@link #close}. */
     private final ReentrantReadWriteLock lifecycle = new ReentrantReadWriteLock();
+    /** Told when a group of queue pairs to an owner is added ({@link ActiveSweep#ownerAdded}). */
+    private final Runnable groupAdded;
     private volatile boolean closed;
 
-    VerbsPeers(TransportContext context, VerbsTuning tuning, Duration qpInitTimeout) {
+    VerbsPeers(TransportContext context, VerbsTuning tuning, Duration qpInitTimeout, Runnable groupAdded) {
         this.context = context;
+        this.groupAdded = groupAdded;
         this.tuning = tuning;
         this.qpInitTimeout = qpInitTimeout;
         this.incarnation = HexFormat.of().formatHex(context.incarnation());
@@ -113,6 +124,7 @@ final class VerbsPeers implements AutoCloseable {
     CompletableFuture<VerbsConnection> connection(VerbsDevice local, Endpoint owner, String incarnation, String peerDevice,
                                                   int slot) {
         Group g = group(local, owner, incarnation, peerDevice);
+        g.lastUse = context.clock().nanoTime();
         int i = slot % tuning.qpsPerPeer();
         CompletableFuture<VerbsConnection> f = g.slots.get(i);
         if (g.failedHandshake == null && f != null && !isBroken(f)) {
@@ -145,7 +157,67 @@ final class VerbsPeers implements AutoCloseable {
     private Group group(VerbsDevice local, Endpoint owner, String incarnation, String peerDevice) {
         GroupKey key = new GroupKey(local, owner, incarnation, peerDevice);
         Group g = groups.get(key);
-        return g != null ? g : groups.computeIfAbsent(key, k -> new Group(tuning.qpsPerPeer()));
+        if (g == null) {
+            Group made = new Group(tuning.qpsPerPeer(), context.clock().nanoTime());
+            if ((g = groups.putIfAbsent(key, made)) == null) {
+                groupAdded.run();
+                g = made;
+            }
+        }
+        return g;
+    }
+
+    /** The owner incarnations this side keeps queue pairs (or a failed handshake) for, none asked for within {@code quietNanos}. */
+    List<ActiveSweep.Owner> quietOwners(long quietNanos) {
+        List<Map.Entry<ActiveSweep.Owner, Long>> uses = new ArrayList<>();
+        groups.forEach((k, g) -> uses.add(Map.entry(k.ownerIncarnation(), g.lastUse)));
+        return ActiveSweep.quiet(uses, context.clock().nanoTime(), quietNanos);
+    }
+
+    /** Owner incarnations this side keeps queue pairs (or a failed handshake) for. */
+    int owners() {
+        return (int) groups.keySet().stream().map(GroupKey::ownerIncarnation).distinct().count();
+    }
+
+    /**
+     * The holder side: forgets the groups of {@code gone}, an owner incarnation found gone, a failed
+     * handshake included, and takes their queue pairs out of service ({@code why}, {@link #retire});
+     * nothing once this side closed (close destroyed them).
+     *
+     * @return how many queue pairs left service, or -1 when there was no group to forget
+     */
+    int retireOwner(ActiveSweep.Owner gone, String why) {
+        lifecycle.readLock().lock();
+        try {
+            int n = closed ? -1 : retire(k -> k.ownerIncarnation().equals(gone), why);
+            created.removeIf(VerbsConnection::isDestroyed);
+            return n;
+        } finally {
+            lifecycle.readLock().unlock();
+        }
+    }
+
+    /**
+     * Forgets the groups {@code which} accepts; their queue pairs leave service ({@code why}), which flushes
+     * what is in flight on them; each is destroyed once drained. Under the read side of {@link #lifecycle}.
+     *
+     * @return how many queue pairs (connected or still handshaking) left service, or -1 when no group was forgotten
+     */
+    private int retire(Predicate<GroupKey> which, String why) {
+        int n = -1;
+        for (Map.Entry<GroupKey, Group> e : groups.entrySet()) {
+            if (which.test(e.getKey()) && groups.remove(e.getKey(), e.getValue())) {
+                n = Math.max(n, 0);
+                for (int i = 0; i < e.getValue().slots.length(); i++) {
+                    CompletableFuture<VerbsConnection> f = e.getValue().slots.get(i);
+                    if (f != null && !f.isCompletedExceptionally()) {
+                        n++;
+                        f.thenAccept(c -> c.breakDown(why));
+                    }
+                }
+            }
+        }
+        return n;
     }
 
     private static boolean isBroken(CompletableFuture<VerbsConnection> f) {
@@ -281,22 +353,11 @@ final class VerbsPeers implements AutoCloseable {
     /**
      * A handshake with the owner incarnation {@code ownerIncarnation} at {@code owner} succeeded: any
      * other incarnation that was there is gone (an endpoint serves one manager at a time). Its slots
-     * are forgotten and its queue pairs leave service, which flushes what is still in flight on
-     * them; each is destroyed once drained. Under the read side of {@link #lifecycle}.
+     * are forgotten and its queue pairs leave service ({@link #retire}). Under the read side of {@link #lifecycle}.
      */
     private void retirePredecessors(Endpoint owner, String ownerIncarnation) {
-        for (Map.Entry<GroupKey, Group> e : groups.entrySet()) {
-            GroupKey k = e.getKey();
-            if (k.owner().equals(owner) && !k.incarnation().equals(ownerIncarnation) && groups.remove(k, e.getValue())) {
-                String why = "the manager at " + owner + " is gone: incarnation " + ownerIncarnation + " answers there now";
-                for (int i = 0; i < e.getValue().slots.length(); i++) {
-                    CompletableFuture<VerbsConnection> f = e.getValue().slots.get(i);
-                    if (f != null) {
-                        f.thenAccept(c -> c.breakDown(why));
-                    }
-                }
-            }
-        }
+        retire(k -> k.owner().equals(owner) && !k.incarnation().equals(ownerIncarnation),
+                "the manager at " + owner + " is gone: incarnation " + ownerIncarnation + " answers there now");
     }
 
     /** The reply (or failure {@code t}) of a handshake, under the read side of {@link #lifecycle}. */

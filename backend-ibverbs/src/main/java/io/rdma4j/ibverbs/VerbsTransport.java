@@ -75,6 +75,7 @@ final class VerbsTransport implements Transport {
     private final VerbsTuning tuning;
     private final VerbsPeers peers;
     private final PassiveSweep sweep;
+    private final ActiveSweep activeSweep;
     private final Map<Long, List<MemoryRegion>> registrations = new ConcurrentHashMap<>();
     private volatile boolean closed;
 
@@ -89,8 +90,9 @@ final class VerbsTransport implements Transport {
             tuning = tuning.clampTo(d.name, d.attributes, d.cq.entries(), note -> LOG.log(System.Logger.Level.INFO, note));
         }
         this.tuning = tuning;
-        this.peers = new VerbsPeers(context, this.tuning, qpInitTimeout);
+        this.peers = new VerbsPeers(context, this.tuning, qpInitTimeout, this::ownerAdded);
         this.sweep = new PassiveSweep(context, peers, context.settings().get(IbverbsSettings.PEER_CHECK_INTERVAL));
+        this.activeSweep = new ActiveSweep(context, peers, context.settings().get(IbverbsSettings.PEER_CHECK_INTERVAL));
     }
 
     static VerbsTransport open(TransportContext context) {
@@ -347,8 +349,8 @@ final class VerbsTransport implements Transport {
 
     /**
      * Serves the control channel: handshakes from peers (the first one plans the liveness sweep of
-     * their queue pairs, {@link PassiveSweep}), checks of tokens of this manager, and owners' probes
-     * (answered with this manager's incarnation).
+     * their queue pairs, {@link PassiveSweep}), checks of tokens of this manager, and liveness probes
+     * of owners and holders ({@link ActiveSweep}), answered with this manager's incarnation.
      */
     private byte[] handle(Endpoint from, byte[] payload) {
         requireOpen();
@@ -413,6 +415,16 @@ final class VerbsTransport implements Transport {
         return peers.trackedConnections();
     }
 
+    /** Owner manager incarnations this side keeps queue pairs, or a failed handshake, for (for tests). */
+    int owners() {
+        return peers.owners();
+    }
+
+    /** Told by {@link VerbsPeers} when it begins to keep queue pairs to an owner (field not yet assigned when they are made). */
+    private void ownerAdded() {
+        activeSweep.ownerAdded();
+    }
+
     private void requireOpen() {
         if (closed) {
             throw new IllegalStateException("the ibverbs transport is closed");
@@ -427,6 +439,7 @@ final class VerbsTransport implements Transport {
         }
         closed = true;
         sweep.close();
+        activeSweep.close();
         peers.close();
         registrations.clear();
         devices.forEach(VerbsDevice::close);

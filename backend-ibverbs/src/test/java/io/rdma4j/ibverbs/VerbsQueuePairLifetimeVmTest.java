@@ -193,7 +193,7 @@ class VerbsQueuePairLifetimeVmTest {
         final VerbsDevice device = holderVerbs.transport().devices().getFirst();
         final VerbsPeers peers = new VerbsPeers(new WithControl(holderVerbs.context(), held),
                 VerbsTuning.of(holderVerbs.context().settings()).clampTo(device.name, device.attributes, device.cq.entries(),
-                        note -> { }), TIMEOUT);
+                        note -> { }), TIMEOUT, () -> { });
 
         CompletableFuture<VerbsConnection> connect() {
             return peers.connection(device, owner.controlEndpoint(), owner.incarnation(),
