@@ -109,15 +109,17 @@ public final class IbverbsSettings {
 
     /**
      * {@code rdma.ibverbs.peerCheckInterval} / {@code RDMA_IBVERBS_PEER_CHECK_INTERVAL}, default
-     * {@code 30s}, {@code 0} turns it off: how often the owner side asks each holder manager it
-     * keeps queue pairs for (and that did not handshake within the last interval) whether it is
-     * still there; the queue pairs of a holder that is gone (nothing listens at its endpoint, or
-     * another manager answers there) are destroyed. Written like {@link #BUSY_POLL_WINDOW} (a whole
-     * number of {@code ms}, {@code s} or {@code m}, ...); from 100ms to one day.
+     * {@code 30s}, {@code 0} turns it off: how often each side asks the peer managers it keeps
+     * queue pairs with, and that were quiet within the last interval, whether they are still there
+     * (the owner its holders, a holder its owners); the queue pairs of a peer that is gone (nothing
+     * listens at its endpoint, or another manager answers there) leave service and are destroyed.
+     * Written like {@link #BUSY_POLL_WINDOW} (a whole number of {@code ms}, {@code s} or {@code m},
+     * ...); from 100ms to one day.
      */
     public static final Setting<Duration> PEER_CHECK_INTERVAL = Setting.of(
             "rdma.ibverbs.peerCheckInterval", "RDMA_IBVERBS_PEER_CHECK_INTERVAL", "30s",
-            "How often the owner asks the holders it keeps queue pairs for whether they are still there (0 off, else 100ms to 1 day).",
+            "How often each side asks the peers it keeps queue pairs with whether they are still there "
+                    + "(0 off, else 100ms to 1 day).",
             IbverbsSettings::parsePeerCheck);
 
     private static final Duration MAX_BUSY_POLL = Duration.ofSeconds(1);
