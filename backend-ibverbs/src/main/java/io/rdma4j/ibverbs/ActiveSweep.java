@@ -1,9 +1,7 @@
 package io.rdma4j.ibverbs;
 
-import io.rdma4j.spi.Deadline;
 import io.rdma4j.spi.Endpoint;
 import io.rdma4j.spi.TransportContext;
-import io.rdma4j.spi.Watchdog;
 
 import java.time.Duration;
 import java.util.ArrayList;
@@ -28,10 +26,8 @@ import java.util.concurrent.CompletableFuture;
  * was never reached has no queue pairs here, only a failed handshake, which then goes too: a later
  * op to it handshakes once more and fails as the first did).
  *
- * <p>Rounds run on the manager's {@link Watchdog} as {@link PassiveSweep}'s do: a round starts its
- * probes, all at once, each bounded by {@link PassiveSweep#MAX_PROBE_WAIT} (shorter when the
- * interval is), and the next round is planned one interval after the last probe of this one ended,
- * while this side keeps queue pairs to any owner; a new owner ({@link #ownerAdded}) plans the first.
+ * <p>Rounds ({@link SweepRounds}) go on while this side keeps queue pairs to any owner; a new owner
+ * ({@link #ownerAdded}) plans the first.
  * {@link #close} stops planning and waits for nothing; a probe answered after close changes nothing
  * (closed {@link VerbsPeers} retire nothing).
  *
@@ -45,65 +41,24 @@ final class ActiveSweep implements AutoCloseable {
     record Owner(Endpoint endpoint, String incarnation) {
     }
 
-    private final TransportContext context;
     private final VerbsPeers peers;
-    private final long intervalNanos;
-    private final Duration probeWait;
-    /** The planned round, or null; guarded by {@code this}. */
-    private Watchdog.Guard next;
-    /** A round's probes are under way (or its next round is being planned); guarded by {@code this}. */
-    private boolean sweeping;
-    private boolean closed;
+    private final SweepRounds rounds;
 
     /** @param interval time between rounds; {@link Duration#ZERO} turns the sweep off */
     ActiveSweep(TransportContext context, VerbsPeers peers, Duration interval) {
-        this.context = context;
         this.peers = peers;
-        this.intervalNanos = interval.toNanos();
-        this.probeWait = interval.compareTo(PassiveSweep.MAX_PROBE_WAIT) < 0 ? interval : PassiveSweep.MAX_PROBE_WAIT;
+        this.rounds = new SweepRounds(context, interval,
+                () -> peers.quietOwners(interval.toNanos()).stream().<CompletableFuture<?>>map(this::probe).toList(),
+                () -> peers.owners() > 0);
     }
 
     /** This side began to keep queue pairs to an owner: plans a round one interval from now, unless one is planned or under way. */
-    synchronized void ownerAdded() {
-        if (intervalNanos != 0 && !closed && next == null && !sweeping) {
-            next = context.watchdog().arm(intervalNanos, this::round);
-        }
-    }
-
-    /** One round, on the watchdog's thread: starts the probes (the control channel runs them) and returns. */
-    private void round() {
-        synchronized (this) {
-            if (closed || sweeping) {       // sweeping: fired at once by a closed watchdog while the next round was planned
-                return;
-            }
-            next = null;
-            sweeping = true;
-        }
-        CompletableFuture<?>[] probes = new CompletableFuture<?>[0];
-        try {
-            probes = peers.quietOwners(intervalNanos).stream().map(this::probe).toArray(CompletableFuture<?>[]::new);
-        } finally {
-            CompletableFuture.allOf(probes).whenComplete((ok, t) -> roundEnded());
-        }
-    }
-
-    /** Plans the next round while this side keeps queue pairs to any owner. */
-    private synchronized void roundEnded() {
-        if (!closed && peers.owners() > 0) {
-            next = context.watchdog().arm(intervalNanos, this::round);
-        }
-        sweeping = false;
+    void ownerAdded() {
+        rounds.plan();
     }
 
     private CompletableFuture<Void> probe(Owner owner) {
-        CompletableFuture<byte[]> answer;
-        try {
-            answer = context.control().request(owner.endpoint(), new VerbsWire.Probe(owner.incarnation()).encode(),
-                    Deadline.after(probeWait, context.clock()));
-        } catch (RuntimeException e) {
-            answer = CompletableFuture.failedFuture(e);
-        }
-        return answer.handle((reply, t) -> {
+        return rounds.probe(owner.endpoint(), owner.incarnation()).handle((reply, t) -> {
             String gone = PassiveSweep.goneBecause(owner.incarnation(), reply, t);
             if (gone != null) {
                 int retired = peers.retireOwner(owner, "the owner manager is gone (" + gone + ")");
@@ -146,11 +101,7 @@ final class ActiveSweep implements AutoCloseable {
 
     /** Stops planning rounds; waits for nothing (probes under way end by their deadline and change nothing). Idempotent. */
     @Override
-    public synchronized void close() {
-        closed = true;
-        if (next != null) {
-            next.disarm();
-            next = null;
-        }
+    public void close() {
+        rounds.close();
     }
 }

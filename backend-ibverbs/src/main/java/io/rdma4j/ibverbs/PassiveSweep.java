@@ -1,13 +1,10 @@
 package io.rdma4j.ibverbs;
 
-import io.rdma4j.spi.Deadline;
 import io.rdma4j.spi.Endpoint;
 import io.rdma4j.spi.TransportContext;
 import io.rdma4j.spi.TransportException;
-import io.rdma4j.spi.Watchdog;
 
 import java.time.Duration;
-import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
@@ -35,40 +32,28 @@ import java.util.concurrent.atomic.AtomicLong;
  * loopback address from another host; or it went away before its first probe) keeps its queue pairs
  * until a successor handshakes from its endpoint or the owner closes.
  *
- * <p>Rounds run on the manager's {@link Watchdog}: a round starts its probes, all at once, each
- * bounded by {@link #probeWait} (at most {@link #MAX_PROBE_WAIT}), and the next round is planned
- * one interval after the last probe of this one ended. Nothing is planned while this side keeps no
- * passive queue pairs: a handshake from a holder ({@link #holderArrived}) plans the first round.
- * {@link #close} stops planning and waits for nothing; a probe answered after close changes
- * nothing (closed {@link VerbsPeers} retire nothing).
+ * <p>Rounds ({@link SweepRounds}) go on while this side keeps passive queue pairs: a handshake from
+ * a holder ({@link #holderArrived}) plans the first. {@link #close} stops planning and waits for
+ * nothing; a probe answered after close changes nothing (closed {@link VerbsPeers} retire nothing).
  *
  * <p>Thread-safe.
  */
 final class PassiveSweep implements AutoCloseable {
 
-    /** The longest a probe waits for its answer; shorter when the interval is. */
-    static final Duration MAX_PROBE_WAIT = Duration.ofSeconds(5);
     private static final System.Logger LOG = System.getLogger(PassiveSweep.class.getName());
 
-    private final TransportContext context;
     private final VerbsPeers peers;
-    private final long intervalNanos;
-    private final Duration probeWait;
+    private final SweepRounds rounds;
     private final AtomicLong unanswered = new AtomicLong();
     /** Endpoints of new holders asked at once whose answer has not come yet. */
     private final Set<Endpoint> confirming = ConcurrentHashMap.newKeySet();
-    /** The planned round, or null; guarded by {@code this}. */
-    private Watchdog.Guard next;
-    /** A round's probes are under way (or its next round is being planned); guarded by {@code this}. */
-    private boolean sweeping;
-    private boolean closed;
 
     /** @param interval time between rounds; {@link Duration#ZERO} turns the sweep off */
     PassiveSweep(TransportContext context, VerbsPeers peers, Duration interval) {
-        this.context = context;
         this.peers = peers;
-        this.intervalNanos = interval.toNanos();
-        this.probeWait = interval.compareTo(MAX_PROBE_WAIT) < 0 ? interval : MAX_PROBE_WAIT;
+        this.rounds = new SweepRounds(context, interval,
+                () -> peers.quietHolders(interval.toNanos()).stream().<CompletableFuture<?>>map(this::probe).toList(),
+                () -> peers.passiveQueuePairs() > 0);
     }
 
     /**
@@ -77,13 +62,8 @@ final class PassiveSweep implements AutoCloseable {
      * under way. Nothing when the sweep is off or closed.
      */
     void holderArrived(Endpoint from) {
-        synchronized (this) {
-            if (intervalNanos == 0 || closed) {
-                return;
-            }
-            if (next == null && !sweeping) {
-                next = context.watchdog().arm(intervalNanos, this::round);
-            }
+        if (!rounds.plan()) {
+            return;
         }
         PassiveQueuePairs.Holder h = peers.holderAt(from);
         if (h != null && !h.reachable() && confirming.add(from)) {
@@ -91,41 +71,8 @@ final class PassiveSweep implements AutoCloseable {
         }
     }
 
-    /** One round, on the watchdog's thread: starts the probes (the control channel runs them) and returns. */
-    private void round() {
-        synchronized (this) {
-            if (closed || sweeping) {       // sweeping: fired at once by a closed watchdog while the next round was planned
-                return;
-            }
-            next = null;
-            sweeping = true;
-        }
-        CompletableFuture<?>[] probes = new CompletableFuture<?>[0];
-        try {
-            List<PassiveQueuePairs.Holder> holders = peers.quietHolders(intervalNanos);
-            probes = holders.stream().map(this::probe).toArray(CompletableFuture<?>[]::new);
-        } finally {
-            CompletableFuture.allOf(probes).whenComplete((ok, t) -> roundEnded());
-        }
-    }
-
-    /** Plans the next round while this side keeps passive queue pairs. */
-    private synchronized void roundEnded() {
-        if (!closed && peers.passiveQueuePairs() > 0) {
-            next = context.watchdog().arm(intervalNanos, this::round);
-        }
-        sweeping = false;
-    }
-
     private CompletableFuture<Void> probe(PassiveQueuePairs.Holder holder) {
-        CompletableFuture<byte[]> answer;
-        try {
-            answer = context.control().request(holder.endpoint(), new VerbsWire.Probe(holder.incarnation()).encode(),
-                    Deadline.after(probeWait, context.clock()));
-        } catch (RuntimeException e) {
-            answer = CompletableFuture.failedFuture(e);
-        }
-        return answer.handle((reply, t) -> {
+        return rounds.probe(holder.endpoint(), holder.incarnation()).handle((reply, t) -> {
             String gone = goneBecause(holder.incarnation(), reply, t);
             if (t == null && holder.incarnation().equals(answeredBy(reply))) {
                 peers.confirmReachable(holder);
@@ -180,11 +127,7 @@ final class PassiveSweep implements AutoCloseable {
 
     /** Stops planning rounds; waits for nothing (probes under way end by their deadline and change nothing). Idempotent. */
     @Override
-    public synchronized void close() {
-        closed = true;
-        if (next != null) {
-            next.disarm();
-            next = null;
-        }
+    public void close() {
+        rounds.close();
     }
 }
