@@ -5,6 +5,8 @@
  *   <li>{@link io.rdma4j.bench.cli}: {@code rdma-perf}, bandwidth and latency between two
  *       processes ({@code bin/rdma-perf}).</li>
  *   <li>{@link io.rdma4j.bench.ring}: the registration path, Disruptor ring against a lock.</li>
+ *   <li>{@link io.rdma4j.bench.verbs}: the floor under verbs latency, a bare post-and-poll loop
+ *       over the bindings.</li>
  *   <li>{@link io.rdma4j.bench.tcp}: transfers over the TCP transport against plain sockets and
  *       memcpy.</li>
  * </ul>
