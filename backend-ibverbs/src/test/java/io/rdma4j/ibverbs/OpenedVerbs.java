@@ -1,5 +1,7 @@
 package io.rdma4j.ibverbs;
 
+import io.rdma4j.RdmaManager;
+import io.rdma4j.RdmaManagerBuilder;
 import io.rdma4j.spi.Availability;
 import io.rdma4j.spi.Setting;
 import io.rdma4j.spi.Settings;
@@ -20,6 +22,20 @@ final class OpenedVerbs implements TransportProvider {
     private final IbverbsTransportProvider real = new IbverbsTransportProvider();
     private volatile VerbsTransport opened;
     private volatile TransportContext context;
+
+    /**
+     * A builder of an isolated manager whose only provider is this one, aimed at {@code device}
+     * ({@code rdma.ibverbs.target=nic:<device>}), with {@code settings} ({@code key=value}) on top.
+     */
+    RdmaManagerBuilder builder(String device, String... settings) {
+        RdmaManagerBuilder b = RdmaManager.newBuilder().isolated().providers(List.of(this))
+                .set(IbverbsSettings.TARGET.key(), "nic:" + device);
+        for (String s : settings) {
+            int eq = s.indexOf('=');
+            b.set(s.substring(0, eq), s.substring(eq + 1));
+        }
+        return b;
+    }
 
     /** The transport this provider opened; fails when it has not opened one. */
     VerbsTransport transport() {

@@ -3,7 +3,6 @@ package io.rdma4j.ibverbs;
 import io.rdma4j.PeerUnreachableException;
 import io.rdma4j.RdmaBuffer;
 import io.rdma4j.RdmaManager;
-import io.rdma4j.RdmaManagerBuilder;
 import io.rdma4j.RdmaRemoteBuffer;
 import io.rdma4j.RdmaSubmitException;
 import io.rdma4j.testing.DataPattern;
@@ -13,6 +12,7 @@ import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
+import java.io.IOException;
 import java.lang.foreign.MemorySegment;
 import java.time.Duration;
 import java.util.HexFormat;
@@ -45,14 +45,7 @@ class VerbsActiveSweepVmTest {
     final Managers managers = new Managers();
 
     private RdmaManager manager(OpenedVerbs verbs, String device, String... settings) {
-        RdmaManagerBuilder b = RdmaManager.newBuilder().isolated().providers(List.of(verbs))
-                .set(IbverbsSettings.QPS_PER_PEER.key(), QPS)
-                .set(IbverbsSettings.TARGET.key(), "nic:" + device);
-        for (String s : settings) {
-            int eq = s.indexOf('=');
-            b.set(s.substring(0, eq), s.substring(eq + 1));
-        }
-        return managers.track(b.build());
+        return managers.track(verbs.builder(device, settings).set(IbverbsSettings.QPS_PER_PEER.key(), QPS).build());
     }
 
     @Test
@@ -63,11 +56,8 @@ class VerbsActiveSweepVmTest {
         DataPattern.fill(liveBuffer.segment(), 21);
         VerbsTransport holderSide = holderVerbs.transport();
         RdmaRemoteBuffer goneBuffer;
-        try (PeerJvm owner = PeerJvm.start(VerbsPeerMain.class, List.of("--enable-native-access=ALL-UNNAMED"), PEER_ANSWER,
-                "rdma.ibverbs.target=nic:rxe1", IbverbsSettings.QPS_PER_PEER.key() + "=" + QPS)) {
-            String answer = owner.command("alloc 4096 22");
-            assertTrue(answer.startsWith("TOKEN "), answer);
-            goneBuffer = RdmaRemoteBuffer.fromBytes(HexFormat.of().parseHex(answer.substring(6)));
+        try (PeerJvm owner = startOwner()) {
+            goneBuffer = allocate(owner, 22);
             readEverySlot(holder, goneBuffer, 22);
             readEverySlot(holder, liveBuffer.remote(), 21);
             assertAll(
@@ -91,11 +81,8 @@ class VerbsActiveSweepVmTest {
         RdmaManager holder = manager(holderVerbs, "rxe0", IbverbsSettings.PEER_CHECK_INTERVAL.key() + "=200ms");
         VerbsTransport holderSide = holderVerbs.transport();
         RdmaRemoteBuffer goneBuffer;
-        try (PeerJvm owner = PeerJvm.start(VerbsPeerMain.class, List.of("--enable-native-access=ALL-UNNAMED"), PEER_ANSWER,
-                "rdma.ibverbs.target=nic:rxe1", IbverbsSettings.QPS_PER_PEER.key() + "=" + QPS)) {
-            String answer = owner.command("alloc 4096 23");
-            assertTrue(answer.startsWith("TOKEN "), answer);
-            goneBuffer = RdmaRemoteBuffer.fromBytes(HexFormat.of().parseHex(answer.substring(6)));
+        try (PeerJvm owner = startOwner()) {
+            goneBuffer = allocate(owner, 23);
             readEverySlot(holder, goneBuffer, 23);
             owner.process().destroyForcibly().waitFor();
         }
@@ -109,6 +96,19 @@ class VerbsActiveSweepVmTest {
         // the failed handshake is remembered for the dead owner, until the sweep finds it gone again
         await("owners the holder keeps queue pairs or a failed handshake for", holderSide::owners, n -> n == 0);
         assertEquals(0, holderSide.trackedConnections());
+    }
+
+    /** An owner manager on rxe1 in a peer JVM, with four queue pairs per holder. */
+    private static PeerJvm startOwner() throws IOException, InterruptedException {
+        return PeerJvm.start(VerbsPeerMain.class, List.of("--enable-native-access=ALL-UNNAMED"), PEER_ANSWER,
+                "rdma.ibverbs.target=nic:rxe1", IbverbsSettings.QPS_PER_PEER.key() + "=" + QPS);
+    }
+
+    /** A 4 KiB buffer the peer JVM's manager allocates and fills with pattern {@code seed}: its token. */
+    private static RdmaRemoteBuffer allocate(PeerJvm owner, int seed) throws IOException, InterruptedException {
+        String answer = owner.command("alloc 4096 " + seed);
+        assertTrue(answer.startsWith("TOKEN "), answer);
+        return RdmaRemoteBuffer.fromBytes(HexFormat.of().parseHex(answer.substring(6)));
     }
 
     /** {@code holder} reads {@code buffer} (pattern {@code seed}) four times: small ops take turns, so every slot once. */

@@ -2,7 +2,6 @@ package io.rdma4j.ibverbs;
 
 import io.rdma4j.RdmaBuffer;
 import io.rdma4j.RdmaManager;
-import io.rdma4j.RdmaManagerBuilder;
 import io.rdma4j.testing.DataPattern;
 import io.rdma4j.testing.Managers;
 import io.rdma4j.testing.PeerJvm;
@@ -40,14 +39,7 @@ class VerbsPassiveSweepVmTest {
     final Managers managers = new Managers();
 
     private RdmaManager manager(OpenedVerbs verbs, String device, String... settings) {
-        RdmaManagerBuilder b = RdmaManager.newBuilder().isolated().providers(List.of(verbs))
-                .set(IbverbsSettings.QPS_PER_PEER.key(), QPS)
-                .set(IbverbsSettings.TARGET.key(), "nic:" + device);
-        for (String s : settings) {
-            int eq = s.indexOf('=');
-            b.set(s.substring(0, eq), s.substring(eq + 1));
-        }
-        return managers.track(b.build());
+        return managers.track(verbs.builder(device, settings).set(IbverbsSettings.QPS_PER_PEER.key(), QPS).build());
     }
 
     /** An owner on rxe1 checking its holders every {@code interval}, a live holder of this JVM, and a peer JVM holder. */

@@ -2,7 +2,6 @@ package io.rdma4j.ibverbs;
 
 import io.rdma4j.RdmaBuffer;
 import io.rdma4j.RdmaManager;
-import io.rdma4j.RdmaManagerBuilder;
 import io.rdma4j.spi.ControlChannel;
 import io.rdma4j.spi.Deadline;
 import io.rdma4j.spi.Endpoint;
@@ -23,7 +22,6 @@ import java.lang.foreign.MemorySegment;
 import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.time.Duration;
-import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 
@@ -51,14 +49,7 @@ class VerbsQueuePairLifetimeVmTest {
     final Managers managers = new Managers();
 
     private RdmaManager manager(OpenedVerbs verbs, String... settings) {
-        RdmaManagerBuilder b = RdmaManager.newBuilder().isolated().providers(List.of(verbs))
-                .set(IbverbsSettings.QPS_PER_PEER.key(), "4")
-                .set(IbverbsSettings.TARGET.key(), "nic:" + DEVICE);
-        for (String s : settings) {
-            int eq = s.indexOf('=');
-            b.set(s.substring(0, eq), s.substring(eq + 1));
-        }
-        return managers.track(b.build());
+        return managers.track(verbs.builder(DEVICE, settings).set(IbverbsSettings.QPS_PER_PEER.key(), "4").build());
     }
 
     private MemorySegment pattern(long size, int seed) {
