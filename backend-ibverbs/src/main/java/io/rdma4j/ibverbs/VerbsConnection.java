@@ -7,6 +7,7 @@ import io.rdma4j.ibverbs.ffi.SendWorkRequests;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * One connected RC queue pair to a peer device, with its send-side flow control: at most
@@ -16,8 +17,14 @@ import java.util.List;
  * chunks fail at once, and the transport opens a new connection for later ops. The queue pair is
  * destroyed once broken and drained, or with its device.
  *
- * <p>Thread-safe: posting and the counters are guarded by this object's lock; submissions are
- * told outside it.
+ * <p>Thread-safe, with two locks. This object's lock guards the books: what waits, credits, what
+ * is in flight, and whether the queue pair left service. A chunk is claimed under it (a credit, a
+ * completion-queue entry and a work request id), then posted under {@link #posting}, which only
+ * serialises {@code ibv_post_send} and the one work request it reuses. So the thread that takes
+ * a completion never waits for a thread inside {@code ibv_post_send}, which on soft-RoCE carries
+ * the whole round trip: it delivers the completion while the poster is still in the call. A
+ * thread may take {@link #posting} while holding this object's lock (to destroy the queue pair),
+ * never the other way round. Submissions are told outside both.
  */
 final class VerbsConnection {
 
@@ -34,6 +41,8 @@ final class VerbsConnection {
         final long remoteAddress;
         final int rkey;
         VerbsConnection connection;
+        /** The work request id the device tracks this chunk by, once claimed for posting. */
+        long workRequestId;
 
         Chunk(VerbsSubmission submission, int opIndex, int opcode, long localAddress, int length, int lkey,
               long remoteAddress, int rkey) {
@@ -65,6 +74,9 @@ final class VerbsConnection {
     final VerbsDevice device;
     final String peer;
     private final QueuePair qp;
+    /** Held while posting: serialises {@code ibv_post_send} on the queue pair and the use of {@link #request}. */
+    private final ReentrantLock posting = new ReentrantLock();
+    /** Guarded by {@link #posting}. */
     private final SendWorkRequests request = SendWorkRequests.allocate(1, 1);
     private final ArrayDeque<Chunk> pending = new ArrayDeque<>();
     private int credits;
@@ -97,24 +109,46 @@ final class VerbsConnection {
 
     /** Queues {@code chunks} and posts as many as the queue depth allows. */
     void enqueue(List<Chunk> chunks) {
-        List<Chunk> refused;
+        Claimed claimed = new Claimed();
         synchronized (this) {
             for (Chunk c : chunks) {
                 c.connection = this;
                 pending.add(c);
             }
-            refused = drainLocked();
+            claimLocked(claimed);
         }
-        refuse(refused);
+        post(claimed);
     }
 
-    /** Posts pending chunks while credits last; returns the chunks that must fail (broken or refused by the driver). */
-    private List<Chunk> drainLocked() {
-        List<Chunk> refused = null;
+    /** Chunks taken off {@link #pending} under this object's lock: to post, and to fail. */
+    private static final class Claimed {
+        Chunk first;                // the usual case: one chunk to post, no list
+        List<Chunk> more;
+        List<Chunk> refused;
+
+        void post(Chunk c) {
+            if (first == null) {
+                first = c;
+            } else {
+                (more == null ? more = new ArrayList<>() : more).add(c);
+            }
+        }
+
+        void refuse(Chunk c) {
+            (refused == null ? refused = new ArrayList<>() : refused).add(c);
+        }
+    }
+
+    /**
+     * Claims pending chunks while credits last: each takes a credit, a completion-queue entry and a
+     * work request id, and counts as in flight until it completes or its post fails. Chunks of an
+     * aborted submission, and every chunk once the queue pair left service, are refused instead.
+     */
+    private void claimLocked(Claimed claimed) {
         while (!pending.isEmpty() && (credits > 0 || brokenBecause != null)) {
             Chunk c = pending.poll();
             if (brokenBecause != null || c.submission.isAborted()) {
-                (refused == null ? refused = new ArrayList<>() : refused).add(c);
+                claimed.refuse(c);
                 continue;
             }
             if (!device.reserveCompletion()) {
@@ -127,21 +161,100 @@ final class VerbsConnection {
                     break;
                 }
             }
-            long id = device.track(c);
-            request.setSge(0, 0, c.localAddress, c.length, c.lkey);
-            request.setRdma(0, id, c.opcode, Ibv.IBV_SEND_SIGNALED, 1, c.remoteAddress, c.rkey);
+            c.workRequestId = device.track(c);
+            credits--;
+            inFlight++;
+            claimed.post(c);
+        }
+    }
+
+    /**
+     * Posts what {@link #claimLocked} claimed, under {@link #posting} only (not this object's
+     * lock), then fails what it refused and what the driver refused. Its completions may be
+     * delivered by another thread before this returns.
+     */
+    private void post(Claimed claimed) {
+        List<Chunk> unposted = null;
+        String error = null;
+        if (claimed.first != null) {
+            posting.lock();
             try {
-                qp.postSend(request, 1);
-                credits--;
-                inFlight++;
-            } catch (RuntimeException e) {
-                device.untrack(id);
-                device.releaseCompletion();
-                breakLocked("ibv_post_send failed: " + e.getMessage());
-                (refused == null ? refused = new ArrayList<>() : refused).add(c);
+                error = postLocked(claimed.first, null);
+                if (claimed.more != null) {
+                    for (Chunk c : claimed.more) {
+                        error = postLocked(c, error);
+                    }
+                }
+            } finally {
+                posting.unlock();
+            }
+            if (error != null) {
+                unposted = unposted(claimed);
             }
         }
-        return refused == null ? List.of() : refused;
+        if (unposted != null) {
+            notPosted(unposted, error);
+        }
+        if (claimed.refused != null) {
+            refuse(claimed.refused);
+        }
+    }
+
+    /**
+     * Posts one claimed chunk, unless an earlier post of the same batch failed ({@code error}) or
+     * the queue pair left service meanwhile; marks it unposted (id 0) then.
+     *
+     * @return the error that stops posting, or null
+     */
+    private String postLocked(Chunk c, String error) {
+        String why = error != null ? error : brokenBecause;
+        if (why == null) {
+            request.setSge(0, 0, c.localAddress, c.length, c.lkey);
+            request.setRdma(0, c.workRequestId, c.opcode, Ibv.IBV_SEND_SIGNALED, 1, c.remoteAddress, c.rkey);
+            try {
+                qp.postSend(request, 1);
+                return null;
+            } catch (RuntimeException e) {
+                why = "ibv_post_send failed: " + e.getMessage();
+            }
+        }
+        device.untrack(c.workRequestId);
+        c.workRequestId = 0;
+        return why;
+    }
+
+    private static List<Chunk> unposted(Claimed claimed) {
+        List<Chunk> unposted = new ArrayList<>();
+        if (claimed.first.workRequestId == 0) {
+            unposted.add(claimed.first);
+        }
+        if (claimed.more != null) {
+            for (Chunk c : claimed.more) {
+                if (c.workRequestId == 0) {
+                    unposted.add(c);
+                }
+            }
+        }
+        return unposted;
+    }
+
+    /** Claimed chunks that were not posted ({@code why}): their credits and entries come back, the queue pair leaves service, they fail. */
+    private void notPosted(List<Chunk> unposted, String why) {
+        Claimed claimed = new Claimed();
+        synchronized (this) {
+            for (int i = 0; i < unposted.size(); i++) {
+                device.releaseCompletion();
+                credits++;
+                inFlight--;
+            }
+            if (brokenBecause == null) {
+                breakLocked(why);
+            }
+            unposted.forEach(claimed::refuse);
+            claimLocked(claimed);       // refuses what waits: the queue pair left service
+            destroyIfDrainedLocked();
+        }
+        post(claimed);
     }
 
     private void refuse(List<Chunk> refused) {
@@ -157,29 +270,29 @@ final class VerbsConnection {
 
     /** The device has completion-queue room again: posts what waits for it. */
     void resume() {
-        List<Chunk> refused;
+        Claimed claimed = new Claimed();
         synchronized (this) {
             starved = false;
-            refused = drainLocked();
+            claimLocked(claimed);
             destroyIfDrainedLocked();
         }
-        refuse(refused);
+        post(claimed);
     }
 
     /** A posted chunk completed: returns its credit, breaks the queue pair on failure, posts more. */
     void retired(boolean failed, String error) {
         device.releaseCompletion();
-        List<Chunk> refused;
+        Claimed claimed = new Claimed();
         synchronized (this) {
             credits++;
             inFlight--;
             if (failed && brokenBecause == null) {
                 breakLocked(error);
             }
-            refused = drainLocked();
+            claimLocked(claimed);
             destroyIfDrainedLocked();
         }
-        refuse(refused);
+        post(claimed);
     }
 
     /**
@@ -187,15 +300,15 @@ final class VerbsConnection {
      * flight completes (flushed) and the device touches none of their memory afterwards. Idempotent.
      */
     void breakDown(String why) {
-        List<Chunk> refused;
+        Claimed claimed = new Claimed();
         synchronized (this) {
             if (brokenBecause == null) {
                 breakLocked(why);
             }
-            refused = drainLocked();
+            claimLocked(claimed);
             destroyIfDrainedLocked();
         }
-        refuse(refused);
+        post(claimed);
     }
 
     private void breakLocked(String why) {
@@ -225,13 +338,21 @@ final class VerbsConnection {
         }
     }
 
+    /**
+     * Destroys the queue pair and frees the work request, once no thread posts: a poster whose
+     * work request completed (with an error that broke the queue pair) may still be inside
+     * {@code ibv_post_send}. Under this object's lock, so no chunk is claimed meanwhile.
+     */
     private void closeQuietly() {
+        posting.lock();
         try {
             qp.close();
         } catch (RuntimeException e) {
             LOG.log(System.Logger.Level.WARNING, "destroying queue pair {0} to {1} failed: {2}", qp.number(), peer, e.getMessage());
+        } finally {
+            request.close();
+            posting.unlock();
         }
-        request.close();
     }
 
     @Override
