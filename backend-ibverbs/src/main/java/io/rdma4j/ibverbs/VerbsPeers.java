@@ -21,8 +21,6 @@ import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicReferenceArray;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
 import java.util.function.Predicate;
 
@@ -60,33 +58,12 @@ final class VerbsPeers implements AutoCloseable {
     static final int QP_ACCESS = Ibv.IBV_ACCESS_LOCAL_WRITE | Ibv.IBV_ACCESS_REMOTE_WRITE | Ibv.IBV_ACCESS_REMOTE_READ;
     private static final System.Logger LOG = System.getLogger(VerbsPeers.class.getName());
 
-    /** The slots of one (local device, peer manager, peer device). */
-    private static final class Group {
-        final AtomicReferenceArray<CompletableFuture<VerbsConnection>> slots;
-        final AtomicInteger next = new AtomicInteger();
-        volatile CompletableFuture<VerbsConnection> failedHandshake;
-        /** When an op last asked for one of these connections (a write per call, as {@link #next} takes). */
-        volatile long lastUse;
-
-        Group(int qps, long now) {
-            slots = new AtomicReferenceArray<>(qps);
-            lastUse = now;
-        }
-    }
-
-    /** What a {@link Group} serves: a local device, and one device of one owner incarnation. */
-    private record GroupKey(VerbsDevice local, Endpoint owner, String incarnation, String peerDevice) {
-        ActiveSweep.Owner ownerIncarnation() {
-            return new ActiveSweep.Owner(owner, incarnation);
-        }
-    }
-
     private final TransportContext context;
     private final VerbsTuning tuning;
     private final Duration qpInitTimeout;
     private final SecureRandom random = new SecureRandom();
     private final String incarnation;
-    private final Map<GroupKey, Group> groups = new ConcurrentHashMap<>();
+    private final Map<PeerGroup.Key, PeerGroup> groups = new ConcurrentHashMap<>();
     private final PassiveQueuePairs<QueuePair> accepted;
     /** Every connection made and not yet seen destroyed, replaced ones that still drain included; pruned on each handshake. */
     private final Set<VerbsConnection> created = ConcurrentHashMap.newKeySet();
@@ -108,22 +85,31 @@ final class VerbsPeers implements AutoCloseable {
     }
 
     /**
-     * The first of {@code count} consecutive slots (modulo {@code qpsPerPeer}) an op to this peer
-     * should use: successive calls rotate, so that small ops spread over the queue pairs too.
+     * The slots towards one owner incarnation: an owner restarted on the same endpoint is a new
+     * peer, so a handshake that failed with its predecessor is not held against it.
      */
-    int firstSlot(VerbsDevice local, Endpoint owner, String incarnation, String peerDevice, int count) {
-        return group(local, owner, incarnation, peerDevice).next.getAndAdd(count) & Integer.MAX_VALUE;
+    PeerGroup group(PeerGroup.Key key) {
+        PeerGroup g = groups.get(key);
+        if (g == null) {
+            PeerGroup made = new PeerGroup(key, tuning.qpsPerPeer(), context.clock().nanoTime());
+            if ((g = groups.putIfAbsent(key, made)) == null) {
+                groupAdded.run();
+                g = made;
+            }
+        }
+        return g;
     }
 
     /**
-     * The connection on slot {@code slot % qpsPerPeer} from {@code local} to {@code peerDevice}
-     * of {@code owner}: the cached one, or a new one (handshake) when there is none yet or it
+     * The connection on slot {@code slot % qpsPerPeer} of {@code g} (of {@code g}'s successor when
+     * {@code g} was retired): the cached one, or a new one (handshake) when there is none yet or it
      * broke. Completes exceptionally with a {@link TransportException} when the handshake failed,
      * now or earlier.
      */
-    CompletableFuture<VerbsConnection> connection(VerbsDevice local, Endpoint owner, String incarnation, String peerDevice,
-                                                  int slot) {
-        Group g = group(local, owner, incarnation, peerDevice);
+    CompletableFuture<VerbsConnection> connection(PeerGroup g, int slot) {
+        if (g.retired) {
+            g = group(g.key);
+        }
         g.lastUse = context.clock().nanoTime();
         int i = slot % tuning.qpsPerPeer();
         CompletableFuture<VerbsConnection> f = g.slots.get(i);
@@ -137,34 +123,19 @@ final class VerbsPeers implements AutoCloseable {
             f = g.slots.get(i);
             if (f == null || isBroken(f)) {
                 created.removeIf(VerbsConnection::isDestroyed);
-                CompletableFuture<VerbsConnection> made = handshake(local, owner, incarnation, peerDevice, i);
+                CompletableFuture<VerbsConnection> made = handshake(g.key.local(), g.key.owner(), g.key.incarnation(),
+                        g.key.peerDevice(), i);
                 g.slots.set(i, made);
+                PeerGroup group = g;
                 made.whenComplete((c, t) -> {
                     if (t != null) {
-                        g.failedHandshake = made;        // a failed handshake stays: later callers get its failure
+                        group.failedHandshake = made;        // a failed handshake stays: later callers get its failure
                     }
                 });
                 f = made;
             }
             return f;
         }
-    }
-
-    /**
-     * The slots towards one owner incarnation: an owner restarted on the same endpoint is a new
-     * peer, so a handshake that failed with its predecessor is not held against it.
-     */
-    private Group group(VerbsDevice local, Endpoint owner, String incarnation, String peerDevice) {
-        GroupKey key = new GroupKey(local, owner, incarnation, peerDevice);
-        Group g = groups.get(key);
-        if (g == null) {
-            Group made = new Group(tuning.qpsPerPeer(), context.clock().nanoTime());
-            if ((g = groups.putIfAbsent(key, made)) == null) {
-                groupAdded.run();
-                g = made;
-            }
-        }
-        return g;
     }
 
     /** The owner incarnations this side keeps queue pairs (or a failed handshake) for, none asked for within {@code quietNanos}. */
@@ -176,7 +147,7 @@ final class VerbsPeers implements AutoCloseable {
 
     /** Owner incarnations this side keeps queue pairs (or a failed handshake) for. */
     int owners() {
-        return (int) groups.keySet().stream().map(GroupKey::ownerIncarnation).distinct().count();
+        return (int) groups.keySet().stream().map(PeerGroup.Key::ownerIncarnation).distinct().count();
     }
 
     /**
@@ -203,10 +174,11 @@ final class VerbsPeers implements AutoCloseable {
      *
      * @return how many queue pairs (connected or still handshaking) left service, or -1 when no group was forgotten
      */
-    private int retire(Predicate<GroupKey> which, String why) {
+    private int retire(Predicate<PeerGroup.Key> which, String why) {
         int n = -1;
-        for (Map.Entry<GroupKey, Group> e : groups.entrySet()) {
+        for (Map.Entry<PeerGroup.Key, PeerGroup> e : groups.entrySet()) {
             if (which.test(e.getKey()) && groups.remove(e.getKey(), e.getValue())) {
+                e.getValue().retired = true;
                 n = Math.max(n, 0);
                 for (int i = 0; i < e.getValue().slots.length(); i++) {
                     CompletableFuture<VerbsConnection> f = e.getValue().slots.get(i);
@@ -292,7 +264,7 @@ final class VerbsPeers implements AutoCloseable {
     /** Connected queue pairs this side created and has not seen break, over all peers. */
     int liveQueuePairs() {
         int n = 0;
-        for (Group g : groups.values()) {
+        for (PeerGroup g : groups.values()) {
             for (int i = 0; i < g.slots.length(); i++) {
                 CompletableFuture<VerbsConnection> f = g.slots.get(i);
                 if (f != null && f.isDone() && !f.isCompletedExceptionally() && !f.join().isBroken()) {

@@ -57,8 +57,11 @@ final class VerbsTransport implements Transport {
     private static final int QP_ACCESS = VerbsPeers.QP_ACCESS;
     private static final System.Logger LOG = System.getLogger(VerbsTransport.class.getName());
 
-    /** One way to a registration: local device number {@code localIndex} paired with one of the owner's regions. */
-    record Route(VerbsDevice local, int localIndex, VerbsWire.RemoteMr remote) {
+    /**
+     * One way to a registration: local device number {@code localIndex} paired with one of the
+     * owner's regions; {@code peers} names the queue pairs that lead there ({@link VerbsPeers#group}).
+     */
+    record Route(VerbsDevice local, int localIndex, VerbsWire.RemoteMr remote, PeerGroup.Key peers) {
     }
 
     /** A decoded token: the registration, and its routes (those peer affinity allows), best local device first. */
@@ -180,7 +183,9 @@ final class VerbsTransport implements Transport {
         for (int i = 0; i < pairs.size(); i++) {
             OptionalInt j = pairs.get(i);
             if (j.isPresent() && affinity.canPair(deviceNames.get(i), r.mrs.get(j.getAsInt()).device())) {
-                routes.add(new Route(devices.get(i), i, r.mrs.get(j.getAsInt())));
+                VerbsWire.RemoteMr mr = r.mrs.get(j.getAsInt());
+                routes.add(new Route(devices.get(i), i, mr, new PeerGroup.Key(devices.get(i), remote.owner(),
+                        remote.incarnation(), mr.device())));
             }
         }
         if (routes.isEmpty()) {
@@ -243,20 +248,19 @@ final class VerbsTransport implements Transport {
                     "ibverbs needs prepared local memory for the op's local segment, got " + op.localMemory()));
             return null;
         }
-        Endpoint owner = op.remote().owner();
         List<Route> routes = remote.routes();
         int laneCount = routes.size() * tuning.qpsPerPeer();
         int stripes = Stripes.count(length, laneCount, tuning.minStripeBytes());
-        Route first = routes.getFirst();
-        int firstLane = peers.firstSlot(first.local(), owner, op.remote().incarnation(), first.remote().device(), stripes);
+        PeerGroup first = peers.group(routes.getFirst().peers());
+        int firstLane = first.firstSlot(stripes);
         Route[] via = new Route[stripes];
         @SuppressWarnings("unchecked")
         CompletableFuture<VerbsConnection>[] lanes = new CompletableFuture[stripes];
         for (int i = 0; i < stripes; i++) {
             int lane = Math.floorMod(firstLane + i, laneCount);
-            via[i] = routes.get(lane % routes.size());
-            lanes[i] = peers.connection(via[i].local(), owner, op.remote().incarnation(), via[i].remote().device(),
-                    lane / routes.size());
+            int route = lane % routes.size();
+            via[i] = routes.get(route);
+            lanes[i] = peers.connection(route == 0 ? first : peers.group(via[i].peers()), lane / routes.size());
         }
         CompletableFuture<Void> checked = checked(op.remote(), r);
         if (readyNow(checked, lanes)) {     // the usual case after an op to this peer and token: no stages

@@ -187,8 +187,8 @@ class VerbsQueuePairLifetimeVmTest {
                         note -> { }), TIMEOUT, () -> { });
 
         CompletableFuture<VerbsConnection> connect() {
-            return peers.connection(device, owner.controlEndpoint(), owner.incarnation(),
-                    ownerVerbs.transport().devices().getFirst().name, 0);
+            return peers.connection(peers.group(new PeerGroup.Key(device, owner.controlEndpoint(), owner.incarnation(),
+                    ownerVerbs.transport().devices().getFirst().name)), 0);
         }
     }
 

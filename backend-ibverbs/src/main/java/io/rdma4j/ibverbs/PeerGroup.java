@@ -1,0 +1,57 @@
+package io.rdma4j.ibverbs;
+
+import io.rdma4j.spi.Endpoint;
+
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReferenceArray;
+
+/**
+ * The queue-pair slots from one local device to one device of one owner manager incarnation
+ * ({@link Key}), as {@link VerbsPeers} keeps them: {@code qpsPerPeer} slots, each holding the
+ * connection made on first use (or its handshake in progress), the rotation that spreads small ops
+ * over them, a failed handshake remembered for every slot, and when an op last asked for one.
+ *
+ * <p>A group that {@link VerbsPeers} forgot (its owner found gone, or succeeded on its endpoint) is
+ * marked {@link #retired}: whoever still holds it looks its key up again rather than making
+ * connections nobody keeps track of.
+ *
+ * <p>Thread-safe: the slots are atomic; {@link VerbsPeers} makes a slot's connection under the group's lock.
+ */
+final class PeerGroup {
+
+    /**
+     * What a group serves: a local device, and one device of one owner incarnation. A token's
+     * decoded routes keep theirs, so an op finds its group with one lookup and builds no key.
+     */
+    record Key(VerbsDevice local, Endpoint owner, String incarnation, String peerDevice) {
+        ActiveSweep.Owner ownerIncarnation() {
+            return new ActiveSweep.Owner(owner, incarnation);
+        }
+    }
+
+    final Key key;
+    final AtomicReferenceArray<CompletableFuture<VerbsConnection>> slots;
+    /** The next slot an op starts on. */
+    private final AtomicInteger next = new AtomicInteger();
+    /** A handshake that failed: every later caller, on every slot, gets its failure. */
+    volatile CompletableFuture<VerbsConnection> failedHandshake;
+    /** When an op last asked for one of these connections (a write per call, as {@link #next} takes). */
+    volatile long lastUse;
+    /** Set when {@link VerbsPeers} forgot this group: look the key up again. */
+    volatile boolean retired;
+
+    PeerGroup(Key key, int qps, long now) {
+        this.key = key;
+        this.slots = new AtomicReferenceArray<>(qps);
+        this.lastUse = now;
+    }
+
+    /**
+     * The first of {@code count} consecutive slots (modulo the slot count) an op should use:
+     * successive calls rotate, so that small ops spread over the queue pairs too.
+     */
+    int firstSlot(int count) {
+        return next.getAndAdd(count) & Integer.MAX_VALUE;
+    }
+}
