@@ -18,7 +18,9 @@ import java.util.concurrent.CompletableFuture;
  * owner's endpoint, naming that incarnation). The owner's queue pairs leave service ({@link
  * VerbsPeers#retireOwner}: each is destroyed once drained, and the failed handshake is forgotten)
  * only on proof that it is gone, as {@link PassiveSweep#goneBecause} judges: its endpoint is
- * unreachable, or another incarnation answers there. A timeout, an error or a garbled answer is no
+ * unreachable, or another incarnation answers there; or once it has left every probe unanswered
+ * (timed out, failed) for {@code rdma.ibverbs.peerSilenceLimit} ({@link PeerSilence}: a stopped
+ * process, a host gone without a reset). A single timeout, an error or a garbled answer is no
  * proof: the queue pairs stay and the owner is asked again next round.
  *
  * <p>Unlike the passive side, an unreachable endpoint needs no earlier answer to count: the
@@ -41,15 +43,24 @@ final class ActiveSweep implements AutoCloseable {
     record Owner(Endpoint endpoint, String incarnation) {
     }
 
+    private final TransportContext context;
     private final VerbsPeers peers;
     private final SweepRounds rounds;
+    private final PeerSilence<Owner> silence;
 
-    /** @param interval time between rounds; {@link Duration#ZERO} turns the sweep off */
-    ActiveSweep(TransportContext context, VerbsPeers peers, Duration interval) {
+    /**
+     * @param interval     time between rounds; {@link Duration#ZERO} turns the sweep off
+     * @param silenceLimit how long an owner may leave its probes unanswered before it counts as gone; zero: for ever
+     */
+    ActiveSweep(TransportContext context, VerbsPeers peers, Duration interval, Duration silenceLimit) {
+        this.context = context;
         this.peers = peers;
-        this.rounds = new SweepRounds(context, interval,
-                () -> peers.quietOwners(interval.toNanos()).stream().<CompletableFuture<?>>map(this::probe).toList(),
-                () -> peers.owners() > 0);
+        this.silence = new PeerSilence<>(silenceLimit);
+        this.rounds = new SweepRounds(context, interval, () -> {
+            List<Owner> quiet = peers.quietOwners(interval.toNanos());
+            silence.retainOnly(quiet);
+            return quiet.stream().<CompletableFuture<?>>map(this::probe).toList();
+        }, () -> peers.owners() > 0);
     }
 
     /** This side began to keep queue pairs to an owner: plans a round one interval from now, unless one is planned or under way. */
@@ -60,6 +71,12 @@ final class ActiveSweep implements AutoCloseable {
     private CompletableFuture<Void> probe(Owner owner) {
         return rounds.probe(owner.endpoint(), owner.incarnation()).handle((reply, t) -> {
             String gone = PassiveSweep.goneBecause(owner.incarnation(), reply, t);
+            if (gone == null && t != null) {
+                gone = silence.unanswered(owner, context.clock().nanoTime());
+            }
+            if (gone != null || t == null) {
+                silence.answered(owner);
+            }
             if (gone != null) {
                 int retired = peers.retireOwner(owner, "the owner manager is gone (" + gone + ")");
                 if (retired >= 0) {     // none: only a failed handshake was remembered for it (an op since it was found gone)
@@ -69,8 +86,8 @@ final class ActiveSweep implements AutoCloseable {
                 }
             } else if (t != null) {
                 LOG.log(System.Logger.Level.DEBUG, "owner manager incarnation {0} at {1} did not answer the liveness probe "
-                        + "({2}): its queue pairs stay, and it is asked again next round", owner.incarnation(),
-                        owner.endpoint(), VerbsPeers.failure(t).getMessage());
+                        + "({2}): its queue pairs stay unless it stays silent for rdma.ibverbs.peerSilenceLimit, and it is "
+                        + "asked again next round", owner.incarnation(), owner.endpoint(), VerbsPeers.failure(t).getMessage());
             }
             return null;
         });

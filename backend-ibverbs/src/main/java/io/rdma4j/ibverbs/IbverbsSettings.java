@@ -122,12 +122,28 @@ public final class IbverbsSettings {
                     + "(0 off, else 100ms to 1 day).",
             IbverbsSettings::parsePeerCheck);
 
+    /**
+     * {@code rdma.ibverbs.peerSilenceLimit} / {@code RDMA_IBVERBS_PEER_SILENCE_LIMIT}, default
+     * {@code 10m}, {@code 0} for never: how long a peer may leave the liveness probes of {@link
+     * #PEER_CHECK_INTERVAL} unanswered (they time out, or fail without proving it gone) before it
+     * counts as gone and its queue pairs leave service, as on proof. Such a peer is a stopped or
+     * hung process, or a host that vanished without resetting its connections; one only slow to
+     * answer for longer than this loses its queue pairs too, and its later ops connect anew. A
+     * holder that never answered a probe keeps its queue pairs regardless (its endpoint may just be
+     * unreachable from the owner). Written like {@link #PEER_CHECK_INTERVAL}; from 1s to one day.
+     */
+    public static final Setting<Duration> PEER_SILENCE_LIMIT = Setting.of(
+            "rdma.ibverbs.peerSilenceLimit", "RDMA_IBVERBS_PEER_SILENCE_LIMIT", "10m",
+            "How long a peer may leave liveness probes unanswered before its queue pairs leave service "
+                    + "(0 never, else 1s to 1 day).",
+            IbverbsSettings::parseSilenceLimit);
+
     private static final Duration MAX_BUSY_POLL = Duration.ofSeconds(1);
     private static final Duration MIN_PEER_CHECK = Duration.ofMillis(100);
     private static final Duration MAX_PEER_CHECK = Duration.ofDays(1);
 
     private static final List<Setting<?>> ALL = List.of(DISABLE, TARGET, PEER_AFFINITY, QP_INIT_TIMEOUT,
-            BUSY_POLL_WINDOW, QUEUE_DEPTH, QPS_PER_PEER, MAX_SGE, MIN_STRIPE_KIB, PEER_CHECK_INTERVAL);
+            BUSY_POLL_WINDOW, QUEUE_DEPTH, QPS_PER_PEER, MAX_SGE, MIN_STRIPE_KIB, PEER_CHECK_INTERVAL, PEER_SILENCE_LIMIT);
 
     private IbverbsSettings() {
     }
@@ -144,6 +160,14 @@ public final class IbverbsSettings {
         Duration d = wholeDuration(text, "check interval", "30s");
         if (!d.isZero() && (d.compareTo(MIN_PEER_CHECK) < 0 || d.compareTo(MAX_PEER_CHECK) > 0)) {
             throw new IllegalArgumentException("must be 0 (off), or from 100ms to 1 day (1440m)");
+        }
+        return d;
+    }
+
+    private static Duration parseSilenceLimit(String text) {
+        Duration d = wholeDuration(text, "silence limit", "10m");
+        if (!d.isZero() && (d.compareTo(Duration.ofSeconds(1)) < 0 || d.compareTo(MAX_PEER_CHECK) > 0)) {
+            throw new IllegalArgumentException("must be 0 (never), or from 1s to 1 day (1440m)");
         }
         return d;
     }

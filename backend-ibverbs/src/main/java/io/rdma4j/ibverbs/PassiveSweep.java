@@ -5,6 +5,7 @@ import io.rdma4j.spi.TransportContext;
 import io.rdma4j.spi.TransportException;
 
 import java.time.Duration;
+import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
@@ -25,9 +26,11 @@ import java.util.concurrent.atomic.AtomicLong;
  *   <li>or another incarnation answers there (a successor that has not handshaken with this side).</li>
  * </ul>
  * Anything else is no proof, and the queue pairs stay until the next round asks again: a probe
- * that times out (a stopped or overloaded holder, or a host that vanished without a reset: such a
- * holder keeps its queue pairs here until the owner closes), a garbled answer, or an error from
- * the holder (an older rdma4j that does not know the probe, a holder whose verbs transport closed).
+ * that times out (a stopped or overloaded holder, or a host that vanished without a reset), a
+ * garbled answer, or an error from the holder (an older rdma4j that does not know the probe, a
+ * holder whose verbs transport closed). Except for a holder that answered once and has left every
+ * probe since unanswered for {@code rdma.ibverbs.peerSilenceLimit} ({@link PeerSilence}): it
+ * counts as gone too.
  * A holder that never answered (it advertises an endpoint this side cannot reach, such as its
  * loopback address from another host; or it went away before its first probe) keeps its queue pairs
  * until a successor handshakes from its endpoint or the owner closes.
@@ -42,18 +45,35 @@ final class PassiveSweep implements AutoCloseable {
 
     private static final System.Logger LOG = System.getLogger(PassiveSweep.class.getName());
 
+    /** A holder incarnation at its endpoint: what stays the same across the books' snapshots of it. */
+    private record HolderId(Endpoint endpoint, String incarnation) {
+        static HolderId of(PassiveQueuePairs.Holder h) {
+            return new HolderId(h.endpoint(), h.incarnation());
+        }
+    }
+
+    private final TransportContext context;
     private final VerbsPeers peers;
     private final SweepRounds rounds;
+    private final PeerSilence<HolderId> silence;
     private final AtomicLong unanswered = new AtomicLong();
     /** Endpoints of new holders asked at once whose answer has not come yet. */
     private final Set<Endpoint> confirming = ConcurrentHashMap.newKeySet();
 
-    /** @param interval time between rounds; {@link Duration#ZERO} turns the sweep off */
-    PassiveSweep(TransportContext context, VerbsPeers peers, Duration interval) {
+    /**
+     * @param interval     time between rounds; {@link Duration#ZERO} turns the sweep off
+     * @param silenceLimit how long a holder that answered once may leave its probes unanswered before it counts as gone;
+     *                     zero: for ever
+     */
+    PassiveSweep(TransportContext context, VerbsPeers peers, Duration interval, Duration silenceLimit) {
+        this.context = context;
         this.peers = peers;
-        this.rounds = new SweepRounds(context, interval,
-                () -> peers.quietHolders(interval.toNanos()).stream().<CompletableFuture<?>>map(this::probe).toList(),
-                () -> peers.passiveQueuePairs() > 0);
+        this.silence = new PeerSilence<>(silenceLimit);
+        this.rounds = new SweepRounds(context, interval, () -> {
+            List<PassiveQueuePairs.Holder> quiet = peers.quietHolders(interval.toNanos());
+            silence.retainOnly(quiet.stream().map(HolderId::of).toList());
+            return quiet.stream().<CompletableFuture<?>>map(this::probe).toList();
+        }, () -> peers.passiveQueuePairs() > 0);
     }
 
     /**
@@ -74,6 +94,12 @@ final class PassiveSweep implements AutoCloseable {
     private CompletableFuture<Void> probe(PassiveQueuePairs.Holder holder) {
         return rounds.probe(holder.endpoint(), holder.incarnation()).handle((reply, t) -> {
             String gone = goneBecause(holder.incarnation(), reply, t);
+            if (gone == null && t != null && holder.reachable()) {
+                gone = silence.unanswered(HolderId.of(holder), context.clock().nanoTime());
+            }
+            if (gone != null || t == null) {
+                silence.answered(HolderId.of(holder));
+            }
             if (t == null && holder.incarnation().equals(answeredBy(reply))) {
                 peers.confirmReachable(holder);
             } else if (gone != null) {
@@ -84,7 +110,8 @@ final class PassiveSweep implements AutoCloseable {
                 peers.retireGone(holder, gone);
             } else if (t != null) {
                 LOG.log(System.Logger.Level.DEBUG, "holder manager incarnation {0} at {1} did not answer the liveness probe "
-                        + "({2}): its passive queue pairs stay, and it is asked again next round", holder.incarnation(),
+                        + "({2}): its passive queue pairs stay unless it stays silent for rdma.ibverbs.peerSilenceLimit, and it "
+                        + "is asked again next round", holder.incarnation(),
                         holder.endpoint(), VerbsPeers.failure(t).getMessage());
             }
             if (t != null) {

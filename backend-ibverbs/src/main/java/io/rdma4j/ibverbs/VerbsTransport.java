@@ -94,8 +94,10 @@ final class VerbsTransport implements Transport {
         }
         this.tuning = tuning;
         this.peers = new VerbsPeers(context, this.tuning, qpInitTimeout, this::ownerAdded);
-        this.sweep = new PassiveSweep(context, peers, context.settings().get(IbverbsSettings.PEER_CHECK_INTERVAL));
-        this.activeSweep = new ActiveSweep(context, peers, context.settings().get(IbverbsSettings.PEER_CHECK_INTERVAL));
+        Duration check = context.settings().get(IbverbsSettings.PEER_CHECK_INTERVAL);
+        Duration silence = context.settings().get(IbverbsSettings.PEER_SILENCE_LIMIT);
+        this.sweep = new PassiveSweep(context, peers, check, silence);
+        this.activeSweep = new ActiveSweep(context, peers, check, silence);
     }
 
     static VerbsTransport open(TransportContext context) {

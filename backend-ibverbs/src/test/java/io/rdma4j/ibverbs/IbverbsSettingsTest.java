@@ -24,7 +24,8 @@ class IbverbsSettingsTest {
                 () -> assertEquals(List.of(IbverbsSettings.DISABLE, IbverbsSettings.TARGET,
                         IbverbsSettings.PEER_AFFINITY, IbverbsSettings.QP_INIT_TIMEOUT, IbverbsSettings.BUSY_POLL_WINDOW,
                         IbverbsSettings.QUEUE_DEPTH, IbverbsSettings.QPS_PER_PEER, IbverbsSettings.MAX_SGE,
-                        IbverbsSettings.MIN_STRIPE_KIB, IbverbsSettings.PEER_CHECK_INTERVAL), IbverbsSettings.all()),
+                        IbverbsSettings.MIN_STRIPE_KIB, IbverbsSettings.PEER_CHECK_INTERVAL, IbverbsSettings.PEER_SILENCE_LIMIT),
+                        IbverbsSettings.all()),
                 () -> assertEquals("rdma.disableIbverbs", IbverbsSettings.DISABLE.key()),
                 () -> assertEquals("RDMA_DISABLE_IBVERBS", IbverbsSettings.DISABLE.envVar()),
                 () -> assertEquals("rdma.ibverbs.target", IbverbsSettings.TARGET.key()),
@@ -44,7 +45,9 @@ class IbverbsSettingsTest {
                 () -> assertEquals("rdma.ibverbs.minStripeKiB", IbverbsSettings.MIN_STRIPE_KIB.key()),
                 () -> assertEquals("RDMA_IBVERBS_MIN_STRIPE_KB", IbverbsSettings.MIN_STRIPE_KIB.envVar()),
                 () -> assertEquals("rdma.ibverbs.peerCheckInterval", IbverbsSettings.PEER_CHECK_INTERVAL.key()),
-                () -> assertEquals("RDMA_IBVERBS_PEER_CHECK_INTERVAL", IbverbsSettings.PEER_CHECK_INTERVAL.envVar()));
+                () -> assertEquals("RDMA_IBVERBS_PEER_CHECK_INTERVAL", IbverbsSettings.PEER_CHECK_INTERVAL.envVar()),
+                () -> assertEquals("rdma.ibverbs.peerSilenceLimit", IbverbsSettings.PEER_SILENCE_LIMIT.key()),
+                () -> assertEquals("RDMA_IBVERBS_PEER_SILENCE_LIMIT", IbverbsSettings.PEER_SILENCE_LIMIT.envVar()));
     }
 
     @Test
@@ -59,7 +62,8 @@ class IbverbsSettingsTest {
                 () -> assertEquals(1, IbverbsSettings.QPS_PER_PEER.defaultValue()),
                 () -> assertEquals(1, IbverbsSettings.MAX_SGE.defaultValue()),
                 () -> assertEquals(512, IbverbsSettings.MIN_STRIPE_KIB.defaultValue()),
-                () -> assertEquals(Duration.ofSeconds(30), IbverbsSettings.PEER_CHECK_INTERVAL.defaultValue()));
+                () -> assertEquals(Duration.ofSeconds(30), IbverbsSettings.PEER_CHECK_INTERVAL.defaultValue()),
+                () -> assertEquals(Duration.ofMinutes(10), IbverbsSettings.PEER_SILENCE_LIMIT.defaultValue()));
     }
 
     @Test
@@ -159,6 +163,34 @@ class IbverbsSettingsTest {
                 () -> IbverbsSettings.PEER_CHECK_INTERVAL.parse("50ms", "test"));
 
         assertTrue(e.getMessage().contains("must be 0 (off), or from 100ms to 1 day"), e.getMessage());
+    }
+
+    @Test
+    void peerSilenceLimit_zeroAndUnits_parsed() {
+        assertAll(
+                () -> assertEquals(Duration.ZERO, IbverbsSettings.PEER_SILENCE_LIMIT.parse("0", "test"), "never"),
+                () -> assertEquals(Duration.ofSeconds(1), IbverbsSettings.PEER_SILENCE_LIMIT.parse("1000ms", "test")),
+                () -> assertEquals(Duration.ofMinutes(10), IbverbsSettings.PEER_SILENCE_LIMIT.parse(" 10m ", "test")),
+                () -> assertEquals(Duration.ofDays(1), IbverbsSettings.PEER_SILENCE_LIMIT.parse("1440m", "test")));
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"", "10", "-5s", "999ms", "1441m", "forever"})
+    void peerSilenceLimit_malformedOrOutOfRange_messageNamesTheSettingAndValue(String raw) {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> IbverbsSettings.PEER_SILENCE_LIMIT.parse(raw, "environment"));
+
+        assertAll(
+                () -> assertTrue(e.getMessage().contains("RDMA_IBVERBS_PEER_SILENCE_LIMIT"), e.getMessage()),
+                () -> assertTrue(e.getMessage().contains("'" + raw + "'"), e.getMessage()));
+    }
+
+    @Test
+    void peerSilenceLimit_underASecond_saysTheRange() {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> IbverbsSettings.PEER_SILENCE_LIMIT.parse("500ms", "test"));
+
+        assertTrue(e.getMessage().contains("must be 0 (never), or from 1s to 1 day"), e.getMessage());
     }
 
     @ParameterizedTest

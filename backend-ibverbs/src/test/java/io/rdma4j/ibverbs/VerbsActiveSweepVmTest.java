@@ -98,6 +98,31 @@ class VerbsActiveSweepVmTest {
         assertEquals(0, holderSide.trackedConnections());
     }
 
+    @Test
+    void ownerJvmStoppedForTheSilenceLimit_holderRetiresItsQueuePairsToIt_whileThoseToALiveOwnerStayInService()
+            throws Exception {
+        OpenedVerbs holderVerbs = new OpenedVerbs();
+        RdmaManager holder = manager(holderVerbs, "rxe0", IbverbsSettings.PEER_CHECK_INTERVAL.key() + "=200ms",
+                IbverbsSettings.PEER_SILENCE_LIMIT.key() + "=1s");
+        RdmaBuffer liveBuffer = manager(new OpenedVerbs(), "rxe1").allocate(4096).join();
+        DataPattern.fill(liveBuffer.segment(), 24);
+        VerbsTransport holderSide = holderVerbs.transport();
+        try (PeerJvm owner = startOwner()) {
+            readEverySlot(holder, allocate(owner, 25), 25);
+            readEverySlot(holder, liveBuffer.remote(), 24);
+            assertEquals(2, holderSide.owners());
+
+            Signals.send("STOP", owner.process());       // its endpoint accepts connections but answers nothing: no proof
+            try {
+                await("owners the holder keeps queue pairs for", holderSide::owners, n -> n == 1);
+            } finally {
+                Signals.send("CONT", owner.process());
+            }
+        }
+        readEverySlot(holder, liveBuffer.remote(), 24);           // every live slot once more: none was destroyed
+        assertEquals(4, holderSide.liveQueuePairs(), "the live owner's four stay in service");
+    }
+
     /** An owner manager on rxe1 in a peer JVM, with four queue pairs per holder. */
     private static PeerJvm startOwner() throws IOException, InterruptedException {
         return PeerJvm.start(VerbsPeerMain.class, List.of("--enable-native-access=ALL-UNNAMED"), PEER_ANSWER,

@@ -9,7 +9,6 @@ import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
-import java.io.IOException;
 import java.lang.foreign.MemorySegment;
 import java.time.Duration;
 import java.util.HexFormat;
@@ -52,8 +51,10 @@ class VerbsPassiveSweepVmTest {
         final PeerJvm peer;
 
         /** Each holder reads, or writes, four times: four passive queue pairs each. */
-        Scene(String interval) throws Exception {
-            RdmaManager owner = manager(ownerVerbs, "rxe1", IbverbsSettings.PEER_CHECK_INTERVAL.key() + "=" + interval);
+        Scene(String interval, String... ownerSettings) throws Exception {
+            RdmaManager owner = managers.track(ownerVerbs.builder("rxe1", ownerSettings)
+                    .set(IbverbsSettings.QPS_PER_PEER.key(), QPS)
+                    .set(IbverbsSettings.PEER_CHECK_INTERVAL.key(), interval).build());
             buffer = owner.allocate(4096).join();
             DataPattern.fill(buffer.segment(), 21);
             token = HexFormat.of().formatHex(buffer.remote().toBytes());
@@ -119,7 +120,7 @@ class VerbsPassiveSweepVmTest {
     void holderJvmStopped_itsProbesTimeOut_andItsPassiveQueuePairsStayInService() throws Exception {
         try (Scene scene = new Scene("500ms")) {
             long before = scene.ownerVerbs.transport().unansweredProbes();
-            signal("STOP", scene.peer.process());      // its control endpoint accepts connections but answers nothing
+            Signals.send("STOP", scene.peer.process());      // its control endpoint accepts connections but answers nothing
             try {
                 await("unanswered probes", scene.ownerVerbs.transport()::unansweredProbes, n -> n >= before + 1);
                 assertEquals(8, scene.passiveQueuePairs(), "a probe without an answer destroyed nothing");
@@ -127,11 +128,28 @@ class VerbsPassiveSweepVmTest {
                 await("unanswered probes", scene.ownerVerbs.transport()::unansweredProbes, n -> n >= before + 2);
                 assertEquals(8, scene.passiveQueuePairs(), "nor did the next one");
             } finally {
-                signal("CONT", scene.peer.process());
+                Signals.send("CONT", scene.peer.process());
             }
 
             scene.writeAllSlots();                     // its queue pairs still serve it
             assertEquals(8, scene.passiveQueuePairs());
+        }
+    }
+
+    @Test
+    void holderJvmStoppedForTheSilenceLimit_ownerDestroysItsPassiveQueuePairs_whileALiveHoldersStayInService()
+            throws Exception {
+        try (Scene scene = new Scene("200ms", IbverbsSettings.PEER_SILENCE_LIMIT.key() + "=1s")) {
+            Signals.send("STOP", scene.peer.process());      // its control endpoint accepts connections but answers nothing
+            try {
+                await("the owner's passive queue pairs", scene::passiveQueuePairs, n -> n == 4);
+            } finally {
+                Signals.send("CONT", scene.peer.process());
+            }
+            scene.readAllSlots();                       // every live slot once more: none was destroyed
+            assertAll(
+                    () -> assertEquals(4, scene.passiveQueuePairs(), "the live holder's four stay"),
+                    () -> assertEquals(4, scene.liveVerbs.transport().liveQueuePairs(), "and none of them broke"));
         }
     }
 
@@ -158,11 +176,6 @@ class VerbsPassiveSweepVmTest {
                 () -> assertEquals(0, ownerVerbs.transport().reachableHolders()),
                 () -> assertEquals(4, holderVerbs.transport().liveQueuePairs(), "none of the holder's broke"),
                 () -> assertEquals(4, holderVerbs.transport().trackedConnections(), "nor was replaced"));
-    }
-
-    private static void signal(String signal, Process process) throws IOException, InterruptedException {
-        Process kill = new ProcessBuilder("kill", "-" + signal, Long.toString(process.pid())).inheritIO().start();
-        assertEquals(0, kill.waitFor(), "kill -" + signal);
     }
 
     /**
