@@ -2,6 +2,7 @@ package io.rdma4j.ibverbs;
 
 import io.rdma4j.spi.Endpoint;
 
+import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReferenceArray;
@@ -22,11 +23,59 @@ final class PeerGroup {
 
     /**
      * What a group serves: a local device, and one device of one owner incarnation. A token's
-     * decoded routes keep theirs, so an op finds its group with one lookup and builds no key.
+     * decoded routes keep theirs, so an op finds its group with one lookup and builds no key. Not a
+     * record: a record's {@code hashCode} and {@code equals} run through method handles, which the
+     * C1 compiler does not inline, and this key is hashed once per op; this one hashes once.
      */
-    record Key(VerbsDevice local, Endpoint owner, String incarnation, String peerDevice) {
+    static final class Key {
+        private final VerbsDevice local;
+        private final Endpoint owner;
+        private final String incarnation;
+        private final String peerDevice;
+        private final int hash;
+
+        Key(VerbsDevice local, Endpoint owner, String incarnation, String peerDevice) {
+            this.local = Objects.requireNonNull(local, "local");
+            this.owner = Objects.requireNonNull(owner, "owner");
+            this.incarnation = Objects.requireNonNull(incarnation, "incarnation");
+            this.peerDevice = Objects.requireNonNull(peerDevice, "peerDevice");
+            this.hash = Objects.hash(local, owner, incarnation, peerDevice);
+        }
+
+        VerbsDevice local() {
+            return local;
+        }
+
+        Endpoint owner() {
+            return owner;
+        }
+
+        String incarnation() {
+            return incarnation;
+        }
+
+        String peerDevice() {
+            return peerDevice;
+        }
+
         ActiveSweep.Owner ownerIncarnation() {
             return new ActiveSweep.Owner(owner, incarnation);
+        }
+
+        @Override
+        public boolean equals(Object o) {
+            return o == this || o instanceof Key k && hash == k.hash && local == k.local && (owner == k.owner || owner.equals(k.owner))
+                    && incarnation.equals(k.incarnation) && peerDevice.equals(k.peerDevice);
+        }
+
+        @Override
+        public int hashCode() {
+            return hash;
+        }
+
+        @Override
+        public String toString() {
+            return local + " to " + peerDevice + " of " + incarnation + " at " + owner;
         }
     }
 
