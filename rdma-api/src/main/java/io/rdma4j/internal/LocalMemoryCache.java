@@ -29,7 +29,29 @@ public final class LocalMemoryCache {
     private final Cache<Key, Entry> entries;
     private volatile Runnable onEntryAdded = () -> { };
 
-    private record Key(long address, long size) {
+    /**
+     * A segment's range. Not a record: a record's {@code hashCode} and {@code equals} run through
+     * method handles, which the C1 compiler does not inline, and a key is built and looked up on
+     * every op on memory outside the manager's registrations.
+     */
+    private static final class Key {
+        private final long address;
+        private final long size;
+
+        Key(long address, long size) {
+            this.address = address;
+            this.size = size;
+        }
+
+        @Override
+        public boolean equals(Object o) {
+            return o instanceof Key k && address == k.address && size == k.size;
+        }
+
+        @Override
+        public int hashCode() {
+            return Long.hashCode(address * 31 + size);
+        }
     }
 
     /** A cached handle and the ops using it. */
