@@ -192,7 +192,7 @@ final class VerbsConnection {
                 unposted = unposted(claimed);
             }
         }
-        if (unposted != null) {
+        if (unposted != null && !unposted.isEmpty()) {
             notPosted(unposted, error);
         }
         if (claimed.refused != null) {
@@ -202,7 +202,9 @@ final class VerbsConnection {
 
     /**
      * Posts one claimed chunk, unless an earlier post of the same batch failed ({@code error}) or
-     * the queue pair left service meanwhile; marks it unposted (id 0) then.
+     * the queue pair left service meanwhile; marks it unposted (id 0) then, or accounted for (id
+     * -1) when the device's close failed it meanwhile (the transport closed between its claim and
+     * this post): it must not be failed twice.
      *
      * @return the error that stops posting, or null
      */
@@ -218,8 +220,7 @@ final class VerbsConnection {
                 why = "ibv_post_send failed: " + e.getMessage();
             }
         }
-        device.untrack(c.workRequestId);
-        c.workRequestId = 0;
+        c.workRequestId = device.untrack(c.workRequestId) ? 0 : -1;
         return why;
     }
 

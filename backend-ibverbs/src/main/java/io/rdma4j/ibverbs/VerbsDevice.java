@@ -223,9 +223,13 @@ final class VerbsDevice implements AutoCloseable {
         return id;
     }
 
-    /** Forgets a chunk whose post failed. */
-    void untrack(long id) {
-        inFlight.remove(id);
+    /**
+     * Forgets a chunk that was not posted.
+     *
+     * @return false when it was no longer tracked: the device's close already failed it ({@link #close})
+     */
+    boolean untrack(long id) {
+        return inFlight.remove(id) != null;
     }
 
     private void poll() {
