@@ -109,13 +109,13 @@ final class VerbsConnection {
 
     /** Queues {@code chunks} and posts as many as the queue depth allows. */
     void enqueue(List<Chunk> chunks) {
-        Claimed claimed = new Claimed();
+        Claimed claimed;
         synchronized (this) {
             for (Chunk c : chunks) {
                 c.connection = this;
                 pending.add(c);
             }
-            claimLocked(claimed);
+            claimed = claimLocked(null);
         }
         post(claimed);
     }
@@ -143,10 +143,17 @@ final class VerbsConnection {
      * Claims pending chunks while credits last: each takes a credit, a completion-queue entry and a
      * work request id, and counts as in flight until it completes or its post fails. Chunks of an
      * aborted submission, and every chunk once the queue pair left service, are refused instead.
+     *
+     * @param claimed where to add them, or null
+     * @return {@code claimed}, or a new one when it was null and a chunk was claimed or refused; null
+     *         when nothing was (a completion with nothing waiting allocates nothing)
      */
-    private void claimLocked(Claimed claimed) {
+    private Claimed claimLocked(Claimed claimed) {
         while (!pending.isEmpty() && (credits > 0 || brokenBecause != null)) {
             Chunk c = pending.poll();
+            if (claimed == null) {
+                claimed = new Claimed();
+            }
             if (brokenBecause != null || c.submission.isAborted()) {
                 claimed.refuse(c);
                 continue;
@@ -158,7 +165,7 @@ final class VerbsConnection {
                 }
                 if (!device.reserveCompletion()) {
                     pending.addFirst(c);
-                    break;
+                    break;      // claimed may be empty now: post() handles that
                 }
             }
             c.workRequestId = device.track(c);
@@ -166,6 +173,7 @@ final class VerbsConnection {
             inFlight++;
             claimed.post(c);
         }
+        return claimed;
     }
 
     /**
@@ -174,6 +182,9 @@ final class VerbsConnection {
      * delivered by another thread before this returns.
      */
     private void post(Claimed claimed) {
+        if (claimed == null) {
+            return;
+        }
         List<Chunk> unposted = null;
         String error = null;
         if (claimed.first != null) {
@@ -252,7 +263,7 @@ final class VerbsConnection {
                 breakLocked(why);
             }
             unposted.forEach(claimed::refuse);
-            claimLocked(claimed);       // refuses what waits: the queue pair left service
+            claimLocked(claimed);       // refuses what waits (into claimed): the queue pair left service
             destroyIfDrainedLocked();
         }
         post(claimed);
@@ -271,10 +282,10 @@ final class VerbsConnection {
 
     /** The device has completion-queue room again: posts what waits for it. */
     void resume() {
-        Claimed claimed = new Claimed();
+        Claimed claimed;
         synchronized (this) {
             starved = false;
-            claimLocked(claimed);
+            claimed = claimLocked(null);
             destroyIfDrainedLocked();
         }
         post(claimed);
@@ -283,14 +294,14 @@ final class VerbsConnection {
     /** A posted chunk completed: returns its credit, breaks the queue pair on failure, posts more. */
     void retired(boolean failed, String error) {
         device.releaseCompletion();
-        Claimed claimed = new Claimed();
+        Claimed claimed;
         synchronized (this) {
             credits++;
             inFlight--;
             if (failed && brokenBecause == null) {
                 breakLocked(error);
             }
-            claimLocked(claimed);
+            claimed = claimLocked(null);
             destroyIfDrainedLocked();
         }
         post(claimed);
@@ -301,12 +312,12 @@ final class VerbsConnection {
      * flight completes (flushed) and the device touches none of their memory afterwards. Idempotent.
      */
     void breakDown(String why) {
-        Claimed claimed = new Claimed();
+        Claimed claimed;
         synchronized (this) {
             if (brokenBecause == null) {
                 breakLocked(why);
             }
-            claimLocked(claimed);
+            claimed = claimLocked(null);
             destroyIfDrainedLocked();
         }
         post(claimed);
