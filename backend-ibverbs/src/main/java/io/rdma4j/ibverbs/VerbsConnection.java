@@ -222,8 +222,8 @@ final class VerbsConnection {
     private String postLocked(Chunk c, String error) {
         String why = error != null ? error : brokenBecause;
         if (why == null) {
-            request.setSge(0, 0, c.localAddress, c.length, c.lkey);
-            request.setRdma(0, c.workRequestId, c.opcode, Ibv.IBV_SEND_SIGNALED, 1, c.remoteAddress, c.rkey);
+            request.setOne(c.workRequestId, c.opcode, Ibv.IBV_SEND_SIGNALED, c.localAddress, c.length, c.lkey,
+                    c.remoteAddress, c.rkey);
             try {
                 qp.postSend(request, 1);
                 return null;

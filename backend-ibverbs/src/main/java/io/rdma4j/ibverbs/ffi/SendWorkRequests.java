@@ -21,8 +21,82 @@ public final class SendWorkRequests extends WorkRequestArray {
     private static final long REMOTE_ADDR = offset(IBV_SEND_WR, "wr", "rdma", "remote_addr");
     private static final long RKEY = offset(IBV_SEND_WR, "wr", "rdma", "rkey");
 
+    /*
+     * What setOne last wrote into request 0 and its entry 0, so that it writes only what changed:
+     * under C1 each write goes through VarHandle adapters that only C2 inlines. Valid while
+     * oneWritten; the other setters clear it when they write request 0.
+     */
+    private boolean oneWritten;
+    private long oneId;
+    private int oneOpcode;
+    private int oneFlags;
+    private long oneLocal;
+    private int oneLength;
+    private int oneLkey;
+    private long oneRemote;
+    private int oneRkey;
+
     private SendWorkRequests(int capacity, int sgesPerRequest) {
         super(IBV_SEND_WR, capacity, sgesPerRequest);
+    }
+
+    @Override
+    void touched(int i) {
+        if (i == 0) {
+            oneWritten = false;
+        }
+    }
+
+    /**
+     * Fills request 0 as an RDMA operation on one contiguous local range (its entry 0), as
+     * {@link #setSge setSge(0, 0, ...)} and {@link #setRdma(int, long, int, int, int, long, int)
+     * setRdma(0, ..., 1, ...)} do, but writes only the fields that differ from what this method
+     * wrote last: a connection that posts one request at a time mostly changes its id alone.
+     *
+     * @param workRequestId returned in the completion
+     * @param opcode        {@link Ibv#IBV_WR_RDMA_WRITE} or {@link Ibv#IBV_WR_RDMA_READ}
+     * @param sendFlags     e.g. {@link Ibv#IBV_SEND_SIGNALED}
+     * @param localAddress  the first local byte
+     * @param length        bytes
+     * @param lkey          the {@link MemoryRegion#lkey()} covering the local bytes
+     * @param remoteAddress the first remote byte
+     * @param rkey          the remote region's key
+     */
+    public void setOne(long workRequestId, int opcode, int sendFlags, long localAddress, int length, int lkey,
+                       long remoteAddress, int rkey) {
+        if (!oneWritten) {
+            setSge(0, 0, localAddress, length, lkey);
+            setRdma(0, workRequestId, opcode, sendFlags, 1, remoteAddress, rkey);
+            oneWritten = true;
+            oneId = workRequestId;
+            oneOpcode = opcode;
+            oneFlags = sendFlags;
+            oneLocal = localAddress;
+            oneLength = length;
+            oneLkey = lkey;
+            oneRemote = remoteAddress;
+            oneRkey = rkey;
+            return;
+        }
+        if (workRequestId != oneId) {
+            requests.set(JAVA_LONG, WR_ID, oneId = workRequestId);
+        }
+        if (opcode != oneOpcode) {
+            requests.set(JAVA_INT, OPCODE, oneOpcode = opcode);
+        }
+        if (sendFlags != oneFlags) {
+            requests.set(JAVA_INT, SEND_FLAGS, oneFlags = sendFlags);
+        }
+        if (remoteAddress != oneRemote) {
+            requests.set(JAVA_LONG, REMOTE_ADDR, oneRemote = remoteAddress);
+        }
+        if (rkey != oneRkey) {
+            requests.set(JAVA_INT, RKEY, oneRkey = rkey);
+        }
+        if (localAddress != oneLocal || length != oneLength || lkey != oneLkey) {
+            setSge(0, 0, oneLocal = localAddress, oneLength = length, oneLkey = lkey);
+            oneWritten = true;      // setSge cleared it; the request's other fields still hold what is cached
+        }
     }
 
     /**
@@ -53,6 +127,7 @@ public final class SendWorkRequests extends WorkRequestArray {
      */
     public void setRdma(int i, long workRequestId, int opcode, int sendFlags, int sgeCount, long remoteAddress, int rkey) {
         long at = requestAt(i);
+        touched(i);
         requests.set(JAVA_LONG, at + WR_ID, workRequestId);
         requests.set(JAVA_INT, at + numSgeOffset, checkSgeCount(sgeCount));
         requests.set(JAVA_INT, at + OPCODE, opcode);

@@ -90,9 +90,14 @@ abstract sealed class WorkRequestArray implements AutoCloseable permits SendWork
      */
     public final void setSge(int i, int j, long address, int length, int lkey) {
         long at = ((long) Objects.checkIndex(i, capacity) * sgesPerRequest + Objects.checkIndex(j, sgesPerRequest)) * SGE_SIZE;
+        touched(i);
         sges.set(JAVA_LONG, at + SGE_ADDR, address);
         sges.set(JAVA_INT, at + SGE_LENGTH, length);
         sges.set(JAVA_INT, at + SGE_LKEY, lkey);
+    }
+
+    /** Request {@code i} or its entries are about to be written (a subclass that caches what it wrote forgets it). */
+    void touched(int i) {
     }
 
     /** The byte offset of request {@code i}, after checking it. */
@@ -107,8 +112,12 @@ abstract sealed class WorkRequestArray implements AutoCloseable permits SendWork
         return sgeCount;
     }
 
-    /** Ends the chain at request {@code count - 1} for a post. */
+    /** Ends the chain at request {@code count - 1} for a post (the last request's chain always ends there). */
     final void terminateAt(int count) {
+        if (count == capacity) {
+            Objects.checkIndex(count - 1, capacity);
+            return;
+        }
         requests.set(JAVA_LONG, requestAt(count - 1) + nextOffset, 0L);
     }
 

@@ -67,6 +67,35 @@ class WorkRequestArrayTest {
         }
     }
 
+    /** Request 0 and its entry 0 as {@code {wr_id, num_sge, opcode, send_flags, imm_data, remote_addr, rkey, addr, length, lkey}}. */
+    private static long[] first(SendWorkRequests wrs) {
+        MemorySegment r = wrs.segment();
+        MemorySegment sge = MemorySegment.ofAddress(r.get(JAVA_LONG, offset(IBV_SEND_WR, "sg_list"))).reinterpret(IBV_SGE.byteSize());
+        return new long[] {r.get(JAVA_LONG, offset(IBV_SEND_WR, "wr_id")), r.get(JAVA_INT, offset(IBV_SEND_WR, "num_sge")),
+                r.get(JAVA_INT, offset(IBV_SEND_WR, "opcode")), r.get(JAVA_INT, offset(IBV_SEND_WR, "send_flags")),
+                r.get(JAVA_INT, offset(IBV_SEND_WR, "imm_data")), r.get(JAVA_LONG, offset(IBV_SEND_WR, "wr", "rdma", "remote_addr")),
+                r.get(JAVA_INT, offset(IBV_SEND_WR, "wr", "rdma", "rkey")), sge.get(JAVA_LONG, offset(IBV_SGE, "addr")),
+                sge.get(JAVA_INT, offset(IBV_SGE, "length")), sge.get(JAVA_INT, offset(IBV_SGE, "lkey"))};
+    }
+
+    @Test
+    void setOne_afterOtherFillsOfRequestZero_leavesExactlyTheLastValuesInPlace() {
+        try (SendWorkRequests wrs = SendWorkRequests.allocate(2, 2)) {
+            wrs.setOne(1, Ibv.IBV_WR_RDMA_READ, Ibv.IBV_SEND_SIGNALED, 0x1000, 8, 0x11, 0x9000, 0x21);
+            wrs.setOne(2, Ibv.IBV_WR_RDMA_WRITE, 0, 0x1000, 16, 0x11, 0xA000, 0x21);
+            long[] afterTwo = first(wrs);
+            wrs.setSge(0, 0, 0x5000, 99, 0x55);      // what setOne wrote is gone: it must not trust its memory of it
+            wrs.setSge(0, 1, 0x6000, 77, 0x66);
+            wrs.setRdma(0, 7, Ibv.IBV_WR_RDMA_READ, Ibv.IBV_SEND_SIGNALED, 2, 0xB000, 0x77);
+
+            wrs.setOne(2, Ibv.IBV_WR_RDMA_WRITE, 0, 0x1000, 16, 0x11, 0xA000, 0x21);
+
+            assertEquals(java.util.Arrays.toString(new long[] {2, 1, Ibv.IBV_WR_RDMA_WRITE, 0, 0, 0xA000, 0x21, 0x1000, 16, 0x11}),
+                    java.util.Arrays.toString(afterTwo));
+            assertEquals(java.util.Arrays.toString(afterTwo), java.util.Arrays.toString(first(wrs)));
+        }
+    }
+
     @Test
     void setRdma_indexOrSgeCountOutOfRange_rejected() {
         try (SendWorkRequests wrs = SendWorkRequests.allocate(2, 1)) {
