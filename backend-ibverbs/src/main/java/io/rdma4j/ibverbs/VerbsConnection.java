@@ -107,6 +107,42 @@ final class VerbsConnection {
         return destroyed;
     }
 
+    /**
+     * Posts {@code chunk} at once when nothing waits and a credit and a completion-queue entry are
+     * free (the usual small op), else queues it as {@link #enqueue(List)} does.
+     */
+    void enqueue(Chunk chunk) {
+        chunk.connection = this;
+        Claimed claimed = null;
+        boolean now;
+        synchronized (this) {
+            now = pending.isEmpty() && credits > 0 && brokenBecause == null && !chunk.submission.isAborted()
+                    && device.reserveCompletion();
+            if (now) {
+                chunk.workRequestId = device.track(chunk);
+                credits--;
+                inFlight++;
+            } else {
+                pending.add(chunk);
+                claimed = claimLocked(null);
+            }
+        }
+        if (!now) {
+            post(claimed);
+            return;
+        }
+        String error;
+        posting.lock();
+        try {
+            error = postLocked(chunk, null);
+        } finally {
+            posting.unlock();
+        }
+        if (error != null && chunk.workRequestId == 0) {
+            notPosted(List.of(chunk), error);
+        }
+    }
+
     /** Queues {@code chunks} and posts as many as the queue depth allows. */
     void enqueue(List<Chunk> chunks) {
         Claimed claimed;

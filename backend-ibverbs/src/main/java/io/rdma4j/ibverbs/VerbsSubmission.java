@@ -154,13 +154,17 @@ final class VerbsSubmission {
     }
 
     /**
-     * Adds {@code n} chunks that will each be reported to {@link #chunkDone}.
+     * Adds {@code n} chunks that will each be reported to {@link #chunkDone}, all on {@code c} when
+     * it is not null (as {@link #uses} notes it).
      *
      * @return false, counting nothing, when the submission was aborted: the chunks must not be posted
      */
-    synchronized boolean expect(int n) {
+    synchronized boolean expect(VerbsConnection c, int n) {
         if (aborted) {
             return false;
+        }
+        if (c != null) {
+            uses(c);
         }
         remaining += n;
         return true;

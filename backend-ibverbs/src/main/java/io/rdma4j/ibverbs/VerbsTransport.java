@@ -296,6 +296,14 @@ final class VerbsTransport implements Transport {
                                 Route[] via, CompletableFuture<VerbsConnection>[] lanes) {
         long length = op.local().byteSize();
         int stripes = lanes.length;
+        if (stripes == 1 && length > 0 && length <= via[0].local().maxMessageBytes()) {     // the usual small op: one work request
+            VerbsConnection c = lanes[0].join();
+            VerbsConnection.Chunk chunk = chunk(s, index, op, local, r.address, via[0], 0, (int) length);
+            if (s.expect(c, 1)) {
+                c.enqueue(chunk);
+            }
+            return;
+        }
         List<List<VerbsConnection.Chunk>> perLane = new ArrayList<>(stripes);
         int total = 0;
         for (int i = 0; i < stripes; i++) {
@@ -305,7 +313,7 @@ final class VerbsTransport implements Transport {
             perLane.add(chunks);
             total += chunks.size();
         }
-        if (s.expect(total)) {
+        if (s.expect(null, total)) {
             for (int i = 0; i < stripes; i++) {
                 lanes[i].join().enqueue(perLane.get(i));
             }
@@ -315,16 +323,20 @@ final class VerbsTransport implements Transport {
     /** The work requests of bytes {@code [from, to)} of {@code op} over {@code route}: one per maximum message size. */
     private static List<VerbsConnection.Chunk> chunks(VerbsSubmission s, int index, TransportOp op, VerbsLocal local,
                                                       long remoteAddress, Route route, long from, long to) {
-        int opcode = op.type() == TransportOp.OpType.READ_INTO_LOCAL ? Ibv.IBV_WR_RDMA_READ : Ibv.IBV_WR_RDMA_WRITE;
         long max = route.local().maxMessageBytes();
-        int lkey = local.lkey(route.localIndex());
         List<VerbsConnection.Chunk> chunks = new ArrayList<>((int) ((to - from + max - 1) / max));
         for (long at = from; at < to; at += max) {
-            int n = (int) Math.min(max, to - at);
-            chunks.add(new VerbsConnection.Chunk(s, index, opcode, op.local().address() + at, n, lkey,
-                    remoteAddress + op.remoteOffset() + at, route.remote().rkey()));
+            chunks.add(chunk(s, index, op, local, remoteAddress, route, at, (int) Math.min(max, to - at)));
         }
         return chunks;
+    }
+
+    /** The work request for the {@code length} bytes of {@code op} at {@code at} over {@code route}. */
+    private static VerbsConnection.Chunk chunk(VerbsSubmission s, int index, TransportOp op, VerbsLocal local,
+                                               long remoteAddress, Route route, long at, int length) {
+        int opcode = op.type() == TransportOp.OpType.READ_INTO_LOCAL ? Ibv.IBV_WR_RDMA_READ : Ibv.IBV_WR_RDMA_WRITE;
+        return new VerbsConnection.Chunk(s, index, opcode, op.local().address() + at, length, local.lkey(route.localIndex()),
+                remoteAddress + op.remoteOffset() + at, route.remote().rkey());
     }
 
     // ------------------------------------------------------------------ the owner's check, once per token
