@@ -119,7 +119,7 @@ final class VerbsConnection {
             now = pending.isEmpty() && credits > 0 && brokenBecause == null && !chunk.submission.isAborted()
                     && device.reserveCompletion();
             if (now) {
-                chunk.workRequestId = device.track(chunk);
+                device.track(chunk);
                 credits--;
                 inFlight++;
             } else {
@@ -204,7 +204,7 @@ final class VerbsConnection {
                     break;      // claimed may be empty now: post() handles that
                 }
             }
-            c.workRequestId = device.track(c);
+            device.track(c);
             credits--;
             inFlight++;
             claimed.post(c);

@@ -17,7 +17,6 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -67,12 +66,12 @@ final class VerbsDevice implements AutoCloseable {
     private final CompletionChannel channel;
     /** How long the poller spins on an empty queue after the last completion; a waiting thread polls it as long. */
     final PollWindow pollWindow;
-    private final ConcurrentHashMap<Long, VerbsConnection.Chunk> inFlight = new ConcurrentHashMap<>();
+    /** Posted chunks by work request id, until their completion (or close) takes them. */
+    private final WorkRequestTable inFlight;
     /** Completion-queue entries not promised to a posted work request: posting never overflows the queue. */
     private final AtomicInteger cqRoom;
     /** Connections that found no room in the completion queue; the poller wakes them as completions free some. */
     private final ConcurrentLinkedQueue<VerbsConnection> starved = new ConcurrentLinkedQueue<>();
-    private final AtomicLong nextWorkRequestId = new AtomicLong(1);
     private final Thread poller;
     private volatile boolean closing;
     /** Held while a thread takes completions off the queue into {@link #polled}; close() takes it after {@link #closing}. */
@@ -111,6 +110,7 @@ final class VerbsDevice implements AutoCloseable {
         this.channel = context.createCompletionChannel();
         this.cq = context.createCompletionQueue(Math.min(cqEntries, attributes.maxCqe()), channel);
         this.cqRoom = new AtomicInteger(cq.entries());
+        this.inFlight = new WorkRequestTable(cq.entries());
         this.polled = WorkCompletions.allocate(POLL_BATCH);
         this.wakeup = Wakeup.create();        // last: a failure above leaves nothing but what closing the context frees
         this.poller = Thread.ofPlatform().daemon().name("rdma4j-verbs-poller-" + name).unstarted(this::poll);
@@ -216,11 +216,9 @@ final class VerbsDevice implements AutoCloseable {
         starved.add(c);
     }
 
-    /** Registers {@code chunk} as in flight and returns its work request id. */
+    /** Registers {@code chunk} as in flight under a new work request id, which it sets in the chunk and returns. */
     long track(VerbsConnection.Chunk chunk) {
-        long id = nextWorkRequestId.getAndIncrement();
-        inFlight.put(id, chunk);
-        return id;
+        return inFlight.add(chunk);
     }
 
     /**
@@ -229,7 +227,7 @@ final class VerbsDevice implements AutoCloseable {
      * @return false when it was no longer tracked: the device's close already failed it ({@link #close})
      */
     boolean untrack(long id) {
-        return inFlight.remove(id) != null;
+        return inFlight.take(id) != null;
     }
 
     private void poll() {
@@ -353,7 +351,7 @@ final class VerbsDevice implements AutoCloseable {
     private void deliver(long[] taken) {
         completions.addAndGet(taken.length / 2);
         for (int i = 0; i < taken.length; i += 2) {
-            VerbsConnection.Chunk c = inFlight.remove(taken[i]);
+            VerbsConnection.Chunk c = inFlight.take(taken[i]);
             if (c != null) {
                 int status = (int) (taken[i + 1] >>> 32);
                 c.completed(status, status == Ibv.IBV_WC_SUCCESS ? null
@@ -374,11 +372,10 @@ final class VerbsDevice implements AutoCloseable {
     }
 
     private void failAll(String why) {
-        for (Long id : List.copyOf(inFlight.keySet())) {
-            VerbsConnection.Chunk c = inFlight.remove(id);
-            if (c != null) {
-                c.completed(-1, why);
-            }
+        List<VerbsConnection.Chunk> failed = new ArrayList<>();
+        inFlight.takeAll(failed::add);      // first all, then fail them: failing one may track more (they fail when posted)
+        for (VerbsConnection.Chunk c : failed) {
+            c.completed(-1, why);
         }
     }
 
