@@ -28,6 +28,15 @@ public final class LocalMemoryCache {
     private final Transport transport;
     private final Cache<Key, Entry> entries;
     private volatile Runnable onEntryAdded = () -> { };
+    /**
+     * The entry the last lookup handed out, while it is cached: ops on one segment in a row skip
+     * the key and the cache's lookup; every {@value #RECENCY_EVERY}th of them looks it up anyway, so
+     * that the cache still sees the entry used and does not evict it as idle.
+     */
+    private volatile Entry last;
+    /** Hits on {@link #last} since it last went through the cache; racy, a rough count is enough. */
+    private int lastHits;
+    private static final int RECENCY_EVERY = 64;
 
     /**
      * A segment's range. Not a record: a record's {@code hashCode} and {@code equals} run through
@@ -57,12 +66,16 @@ public final class LocalMemoryCache {
     /** A cached handle and the ops using it. */
     public static final class Entry {
         private final MemorySegment segment;
+        private final long address;
+        private final long size;
         private final LocalMemory memory;
         /** Users plus one while cached; the handle closes when it reaches zero. */
         private final AtomicInteger refs = new AtomicInteger(1);
 
         private Entry(MemorySegment segment, LocalMemory memory) {
             this.segment = segment;
+            this.address = segment.address();
+            this.size = segment.byteSize();
             this.memory = memory;
         }
 
@@ -108,6 +121,9 @@ public final class LocalMemoryCache {
                 .executor(Runnable::run)
                 .removalListener((Key k, Entry e, RemovalCause cause) -> {
                     if (e != null) {
+                        if (last == e) {
+                            last = null;
+                        }
                         e.release();
                     }
                 })
@@ -123,6 +139,11 @@ public final class LocalMemoryCache {
      * @throws Exception what {@link Transport#prepareLocal} threw
      */
     public Entry acquire(MemorySegment segment) throws Exception {
+        Entry l = last;
+        if (l != null && l.address == segment.address() && l.size == segment.byteSize() && ++lastHits % RECENCY_EVERY != 0
+                && l.segment.scope().isAlive() && l.acquire()) {
+            return l;
+        }
         Key key = new Key(segment.address(), segment.byteSize());
         while (true) {
             Entry e = entries.getIfPresent(key);
@@ -146,6 +167,8 @@ public final class LocalMemoryCache {
                 }
             }
             if (e.acquire()) {
+                last = e;
+                lastHits = 0;
                 return e;
             }
         }
@@ -185,6 +208,7 @@ public final class LocalMemoryCache {
 
     /** Drops every entry (handles in use close when their last op ends). */
     public void clear() {
+        last = null;
         entries.invalidateAll();
         entries.cleanUp();
     }

@@ -72,12 +72,15 @@ class WatchdogTest {
     @Test
     void arm_afterTheSweeperWentIdle_wakesItAndFires() throws InterruptedException {
         try (Watchdog eager = new Watchdog("test-watchdog-no-linger", NanoClock.SYSTEM, 0)) {
-            eager.arm(0, () -> { }); // fires at once; with nothing armed the sweeper then parks for good
+            CountDownLatch first = new CountDownLatch(1);
+            eager.arm(0, first::countDown); // fires at once; with nothing armed the sweeper then parks for good
+            assertTrue(first.await(10, TimeUnit.SECONDS));
             long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-            while (!eager.isIdle() && System.nanoTime() < end) {
+            boolean wentIdle;       // read once per turn: the flag was also true before the sweeper took the first guard
+            while (!(wentIdle = eager.isIdle()) && System.nanoTime() < end) {
                 Thread.onSpinWait();
             }
-            assertTrue(eager.isIdle(), "the sweeper parks once nothing is armed");
+            assertTrue(wentIdle, "the sweeper parks once nothing is armed");
             CountDownLatch ran = new CountDownLatch(1);
 
             eager.arm(Deadline.after(Duration.ofMillis(1)), ran::countDown);
