@@ -89,6 +89,24 @@ class LocalMemoryTest {
     }
 
     @Test
+    void sameAddressAndSizeInANewArena_afterTheFirstClosed_isPreparedAfresh() {
+        RdmaManager holder = holder();
+        RdmaRemoteBuffer remote = remote();
+        MemorySegment backing = managers.arena().allocate(64);      // both arenas' views of the same bytes
+        Arena first = Arena.ofShared();
+        holder.read(remote, backing.reinterpret(first, null), TIMEOUT).join();
+        holder.read(remote, backing.reinterpret(first, null), TIMEOUT).join();
+        first.close();
+        Arena second = Arena.ofShared();
+
+        holder.read(remote, backing.reinterpret(second, null), TIMEOUT).join();
+
+        assertEquals(List.of(backing.address(), backing.address()), holderSide.prepared);
+        assertEquals(List.of(backing.address()), holderSide.closedLocal, "the first arena's preparation was closed");
+        second.close();
+    }
+
+    @Test
     void moreSegmentsThanTheCacheHolds_evictedPreparationsAreClosed_andEachIsClosedOnceByTheEnd() {
         RdmaManager holder = holder("rdma.localMemoryCacheEntries", "2");
         RdmaRemoteBuffer remote = remote();

@@ -17,6 +17,7 @@ import org.openjdk.jmh.annotations.Fork;
 import org.openjdk.jmh.annotations.Measurement;
 import org.openjdk.jmh.annotations.Mode;
 import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Param;
 import org.openjdk.jmh.annotations.Scope;
 import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
@@ -27,7 +28,9 @@ import org.openjdk.jmh.annotations.Warmup;
  * What the manager itself costs per small op: an 8-byte read through {@link RdmaManager} whose
  * only transport is the in-memory {@link BenchTransportProvider} (a {@code MemorySegment.copy} on the
  * calling thread), so routing, token handling, deadline bookkeeping and the future are all that is
- * measured. {@code copy8B} is the floor: the same copy without the manager.
+ * measured. {@code copy8B} is the floor: the same copy without the manager. With
+ * {@code preparedLocal=true} the transport asks for prepared local memory, as verbs does, and each
+ * op on the (unregistered) local segment goes through the manager's local-memory cache.
  *
  * <ul>
  *   <li>{@code read8BFuture}: {@code manager.read(remote, local, timeout).join()}.</li>
@@ -50,6 +53,10 @@ public class DispatchBenchmark {
 
     private static final Duration TIMEOUT = Duration.ofSeconds(10);
 
+    /** Whether the transport asks for prepared local memory, as verbs does: ops then look it up in the manager's cache. */
+    @Param({"false", "true"})
+    public boolean preparedLocal;
+
     private Arena arena;
     private RdmaManager manager;
     private RdmaRemoteBuffer remote;
@@ -60,7 +67,7 @@ public class DispatchBenchmark {
     @Setup
     public void setUp() {
         arena = Arena.ofShared();
-        manager = RdmaManager.newBuilder().providers(List.of(new BenchTransportProvider())).build();
+        manager = RdmaManager.newBuilder().providers(List.of(new BenchTransportProvider(preparedLocal))).build();
         owned = arena.allocate(8).fill((byte) 3);
         remote = manager.register(owned).join();
         local = arena.allocate(8);

@@ -6,6 +6,7 @@ import io.rdma4j.spi.TransportContext;
 import io.rdma4j.spi.TransportOp;
 import io.rdma4j.spi.TransportProvider;
 import io.rdma4j.spi.Deadline;
+import io.rdma4j.spi.LocalMemory;
 import io.rdma4j.spi.Settings;
 import io.rdma4j.spi.Registered;
 
@@ -33,10 +34,21 @@ public final class BenchTransportProvider implements TransportProvider {
     public static final String NAME = "bench";
 
     private final long registrationCostNanos;
+    private final boolean preparesLocal;
 
     /** A transport whose registration costs nothing but a map insert. */
     public BenchTransportProvider() {
         this(0);
+    }
+
+    /**
+     * A transport whose registration costs nothing but a map insert and that, when
+     * {@code preparesLocal}, asks the manager to prepare ops' local memory (a handle that holds
+     * nothing), as verbs does with memory regions: ops on unregistered memory then go through the
+     * manager's local-memory cache.
+     */
+    public BenchTransportProvider(boolean preparesLocal) {
+        this(0, preparesLocal);
     }
 
     /**
@@ -45,7 +57,12 @@ public final class BenchTransportProvider implements TransportProvider {
      * for large ones).
      */
     public BenchTransportProvider(long registrationCostNanos) {
+        this(registrationCostNanos, false);
+    }
+
+    private BenchTransportProvider(long registrationCostNanos, boolean preparesLocal) {
         this.registrationCostNanos = registrationCostNanos;
+        this.preparesLocal = preparesLocal;
     }
 
     @Override
@@ -65,20 +82,44 @@ public final class BenchTransportProvider implements TransportProvider {
 
     @Override
     public Transport open(TransportContext context) {
-        return new BenchTransport(registrationCostNanos);
+        return new BenchTransport(registrationCostNanos, preparesLocal);
     }
 
     /** Opens a backend without a manager (for the synchronized baseline). */
     public Transport openStandalone() {
-        return new BenchTransport(registrationCostNanos);
+        return new BenchTransport(registrationCostNanos, false);
     }
 
     private static final class BenchTransport implements Transport {
         private final long costNanos;
+        private final boolean preparesLocal;
         private final Map<Long, MemorySegment> registered = new ConcurrentHashMap<>();
 
-        BenchTransport(long costNanos) {
+        BenchTransport(long costNanos, boolean preparesLocal) {
             this.costNanos = costNanos;
+            this.preparesLocal = preparesLocal;
+        }
+
+        @Override
+        public boolean preparesLocalMemory() {
+            return preparesLocal;
+        }
+
+        @Override
+        public LocalMemory prepareLocal(MemorySegment segment) {
+            if (!preparesLocal) {
+                return null;
+            }
+            return new LocalMemory() {
+                @Override
+                public MemorySegment segment() {
+                    return segment;
+                }
+
+                @Override
+                public void close() {
+                }
+            };
         }
 
         @Override
