@@ -61,9 +61,11 @@ public final class SendWorkRequests extends WorkRequestArray {
      * @param lkey          the {@link MemoryRegion#lkey()} covering the local bytes
      * @param remoteAddress the first remote byte
      * @param rkey          the remote region's key
+     * @throws IllegalStateException if this array is closed
      */
     public void setOne(long workRequestId, int opcode, int sendFlags, long localAddress, int length, int lkey,
                        long remoteAddress, int rkey) {
+        checkOpen();        // also when nothing changed, which writes nothing
         if (!oneWritten) {
             setSge(0, 0, localAddress, length, lkey);
             setRdma(0, workRequestId, opcode, sendFlags, 1, remoteAddress, rkey);

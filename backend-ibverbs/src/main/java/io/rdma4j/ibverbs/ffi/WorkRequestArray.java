@@ -100,6 +100,13 @@ abstract sealed class WorkRequestArray implements AutoCloseable permits SendWork
     void touched(int i) {
     }
 
+    /** Throws {@link IllegalStateException} once the array is closed. */
+    final void checkOpen() {
+        if (closed.get()) {
+            throw new IllegalStateException("work requests are closed");
+        }
+    }
+
     /** The byte offset of request {@code i}, after checking it. */
     final long requestAt(int i) {
         return Objects.checkIndex(i, capacity) * requestSize;

@@ -115,4 +115,15 @@ class WorkRequestArrayTest {
 
         assertThrows(IllegalStateException.class, () -> wrs.setSge(0, 0, 0, 0, 0));
     }
+
+    @Test
+    void setOne_closed_rejectedEvenWhenNothingChanged() {
+        SendWorkRequests wrs = SendWorkRequests.allocate(1, 1);
+        wrs.setOne(1, Ibv.IBV_WR_RDMA_READ, Ibv.IBV_SEND_SIGNALED, 0x1000, 8, 0x11, 0x9000, 0x21);
+
+        wrs.close();
+
+        assertThrows(IllegalStateException.class,
+                () -> wrs.setOne(1, Ibv.IBV_WR_RDMA_READ, Ibv.IBV_SEND_SIGNALED, 0x1000, 8, 0x11, 0x9000, 0x21));
+    }
 }
