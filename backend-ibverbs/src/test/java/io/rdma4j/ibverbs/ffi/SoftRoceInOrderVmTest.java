@@ -27,8 +27,8 @@ import static org.junit.jupiter.api.Assertions.fail;
  * queue pair's retry limit ("transport retry counter exceeded" once it ran out). The receiving
  * device's {@code out_of_seq_request} counter counts the packets that arrived after a gap. (The
  * sender's {@code completer_retry_err} counts resends of any cause, including an ACK later than the
- * queue pair's timeout, about 67 ms, which the emulated VM sometimes stalls for: 4 and 5 resends,
- * with no packet out of order, in 2 of 13 runs.)
+ * queue pair's timeout, about 67 ms, which the emulated VM sometimes stalls for: resends in 4 of
+ * 13 runs, 4, 1, 1 and 1 of them, with no packet out of order.)
  */
 @Tag("softroce")
 class SoftRoceInOrderVmTest {
