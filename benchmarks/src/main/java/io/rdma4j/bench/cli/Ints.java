@@ -46,14 +46,6 @@ final class Ints {
         }
     }
 
-    /** 0..10,000,000. */
-    static final class Warmup implements ITypeConverter<Integer> {
-        @Override
-        public Integer convert(String value) {
-            return parse(value, 0, 10_000_000);
-        }
-    }
-
     /** 1..1024: ops in flight, ops per action. */
     static final class Window implements ITypeConverter<Integer> {
         @Override

@@ -126,6 +126,10 @@ public final class RdmaPerf implements Callable<Integer> {
             throw new ParameterException(spec.commandLine(), "--duration and --iters exclude each other: a point runs "
                     + "for a time or for a count");
         }
+        if (run.iters > 0 && run.warmup != null && run.warmup.timed()) {
+            throw new ParameterException(spec.commandLine(), "--warmup " + run.warmup + " and --iters exclude each "
+                    + "other: with --iters the warmup is a count of actions");
+        }
         if (run.json != null && !run.jsonToStdout()) {
             requireParentDirectory(spec, "--json", run.json);
         }

@@ -91,7 +91,7 @@ record RunHeader(Map<String, Object> fields) {
         } else {
             run.put("duration_s", options.duration.toNanos() / 1e9);
         }
-        run.put("warmup", options.warmup != null ? options.warmup + " actions"
+        run.put("warmup", options.warmup != null ? options.warmup.toString()
                 : options.iters > 0 ? "adaptive" : Durations.format(options.planWarmup()));
         run.put("wait", options.onCallerThread() ? "caller" : "future");
         run.put("timeout_s", options.timeoutSeconds);

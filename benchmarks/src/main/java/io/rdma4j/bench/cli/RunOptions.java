@@ -53,10 +53,11 @@ final class RunOptions {
             description = "Measure exactly N actions per op and size instead of --duration, 1..10000000")
     int iters;
 
-    @Option(names = "--warmup", paramLabel = "N", converter = Ints.Warmup.class,
-            description = "Warmup actions per op and size, 0..10000000 (default: a quarter of --duration, at most 1s; "
-                    + "with --iters, a fifth of an adaptive count, 2..1000)")
-    Integer warmup;
+    @Option(names = "--warmup", paramLabel = "N|TIME", converter = WarmupConverter.class,
+            description = "Warmup per op and size: N actions, 0..10000000, or a time such as 5s (not with --iters) "
+                    + "(default: a quarter of --duration, at most 1s; with --iters, a fifth of an adaptive count, "
+                    + "2..1000)")
+    Warmup warmup;
 
     @Option(names = "--inflight", paramLabel = "N", converter = Ints.Window.class,
             description = "Actions outstanding at once, each awaited by a thread of its own, 1..1024 (default: 1)")
@@ -112,6 +113,26 @@ final class RunOptions {
         return sizeList.sizes();
     }
 
+    /** {@code --warmup}: a number of actions, or a time when {@code time} is not null. */
+    record Warmup(int actions, Duration time) {
+        static Warmup ofActions(int actions) {
+            return new Warmup(actions, null);
+        }
+
+        static Warmup ofTime(Duration time) {
+            return new Warmup(0, time);
+        }
+
+        boolean timed() {
+            return time != null;
+        }
+
+        @Override
+        public String toString() {
+            return timed() ? Durations.format(time) : actions + " actions";
+        }
+    }
+
     /** A list-valued option is one value to picocli (it would collect a {@code List} field's repeats). */
     record OpList(List<String> ops) {
     }
@@ -141,11 +162,17 @@ final class RunOptions {
     /** The plan for one op and size: how long or how many actions, and the warmup. */
     Measurement.Plan planFor(long sizeBytes) {
         if (iters > 0) {
-            int w = warmup != null ? warmup : Stats.warmupIterations(sizeBytes);
+            if (warmup != null && warmup.timed()) {
+                throw new IllegalStateException("a warmup time with --iters is refused when the options are checked");
+            }
+            int w = warmup != null ? warmup.actions() : Stats.warmupIterations(sizeBytes);
             return Measurement.Plan.count(w, iters);
         }
-        return warmup != null ? Measurement.Plan.timedAfterCount(warmup, duration, MIN_MEASURED)
-                : Measurement.Plan.timed(planWarmup(), duration, MIN_MEASURED);
+        if (warmup == null) {
+            return Measurement.Plan.timed(planWarmup(), duration, MIN_MEASURED);
+        }
+        return warmup.timed() ? Measurement.Plan.timed(warmup.time(), duration, MIN_MEASURED)
+                : Measurement.Plan.timedAfterCount(warmup.actions(), duration, MIN_MEASURED);
     }
 
     /** The default warmup time in duration mode: a quarter of the duration, at most a second. */
@@ -208,6 +235,19 @@ final class RunOptions {
     }
 
     /** {@code 500ms}, {@code 2s}, {@code 1.5s}, {@code 1m}, or ISO-8601 ({@code PT2S}); positive, at most a day. */
+    /** A whole number is a count of actions; anything else must be a duration ({@link DurationConverter}). */
+    static final class WarmupConverter implements ITypeConverter<Warmup> {
+        private static final Pattern WHOLE = Pattern.compile("[+-]?\\d+");
+
+        @Override
+        public Warmup convert(String value) {
+            if (WHOLE.matcher(value.strip()).matches()) {
+                return Warmup.ofActions(Ints.parse(value, 0, 10_000_000));
+            }
+            return Warmup.ofTime(new DurationConverter().convert(value));
+        }
+    }
+
     static final class DurationConverter implements ITypeConverter<Duration> {
         private static final Pattern SIMPLE = Pattern.compile("(\\d+(?:\\.\\d+)?)\\s*(ms|s|m)");
 

@@ -107,6 +107,16 @@ class CommandLineTest {
     }
 
     @Test
+    void warmupWithAUnit_isATime_beforeTheMeasuredTime() {
+        assertEquals(Measurement.Plan.timed(Duration.ofSeconds(5), Duration.ofSeconds(4), RunOptions.MIN_MEASURED),
+                top("--duration", "4s", "--warmup", "5s").run.planFor(64L << 10));
+        assertEquals(Measurement.Plan.timed(Duration.ofMillis(1500), Duration.ofSeconds(2), RunOptions.MIN_MEASURED),
+                top("--warmup", "1500ms").run.planFor(8));
+        assertEquals("5s", top("--warmup", "5s").run.warmup.toString());
+        assertEquals("3 actions", top("--warmup", "3").run.warmup.toString());
+    }
+
+    @Test
     void equalsForm_isTaken() {
         RunOptions o = top("--op=write", "--size=1MiB", "--iters=7").run;
         assertEquals(List.of("write"), o.ops());
@@ -160,7 +170,8 @@ class CommandLineTest {
     void badValues_exitTwo_namingTheOption() {
         String[][] cases = {
                 {"--op", "copy"}, {"--iters", "0"}, {"--iters", "ten"}, {"--parallelism", "0"},
-                {"--parallelism", "65"}, {"--chunk-mib", "2048"}, {"--warmup", "-1"}, {"--timeout", "0"},
+                {"--parallelism", "65"}, {"--chunk-mib", "2048"}, {"--warmup", "-1"}, {"--warmup", "5x"},
+                {"--warmup", "0s"}, {"--timeout", "0"},
                 {"--iters"}, {"--help=yes"}, {"stray"}, {"--wait", "later"}, {"--inflight", "0"}, {"--batch", "1025"},
                 {"--duration", "0s"}, {"--duration", "fast"}, {"--duration", "2d"}, {"--peer", "nohost"},
                 {"--peer", "host:70000"}, {"--size", "8,12XB"}, {"--size", "8,,16"},
@@ -192,6 +203,14 @@ class CommandLineTest {
         Outcome r = run("--duration", "1s", "--iters", "5");
         assertEquals(2, r.code());
         assertTrue(r.err().contains("--duration") && r.err().contains("--iters"), r.err());
+    }
+
+    @Test
+    void warmupTimeAndIters_together_exitTwo() {
+        Outcome r = run("--warmup", "5s", "--iters", "5");
+        assertEquals(2, r.code());
+        assertTrue(r.err().contains("--warmup 5s") && r.err().contains("--iters"), r.err());
+        assertEquals("", r.out());
     }
 
     @Test
