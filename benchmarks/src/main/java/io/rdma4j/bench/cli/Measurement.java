@@ -6,16 +6,23 @@ import org.HdrHistogram.Histogram;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Function;
 import java.util.function.IntFunction;
 
 /**
  * Measures one op at one size: {@code inflight} threads each submit their own action (of
  * {@code batch} ops) and await it, back to back, so that {@code inflight} actions are outstanding
  * at any time; warmup first, then the measured part. Each thread records the latency of its
- * measured actions into a histogram of its own; they are added up at the end.
+ * measured actions into a histogram of its own; they are added up at the end. Or, chained
+ * ({@link #runChained}), no thread waits: each of {@code inflight} chains submits its action again
+ * from the completion of the one before, on whatever thread completes it.
  *
  * <p>Bandwidth and message rate are taken over the measured part's wall time: from the first
  * measured action's start to the last one's end. An action counts as measured when it starts in
@@ -104,17 +111,49 @@ final class Measurement {
             }
         }
         listener.measured(clock.measuredCount());
+        return total(workers.stream().map(w -> w.record).toList());
+    }
+
+    /**
+     * Runs {@code plan} as {@code inflight} chains: each submits its action, and the action's
+     * completion, on the thread that completes it, records it and submits it again. No thread
+     * waits for an action; this thread only reports progress until every chain has stopped.
+     *
+     * @param actions  the action of chain {@code i}
+     * @param submit   submits an action; must not block
+     * @param listener called on the calling thread about ten times a second
+     * @throws Exception the first failure of any action; the other chains stop after their current one
+     */
+    static Outcome runChained(Plan plan, int inflight, IntFunction<RdmaAction> actions,
+                              Function<RdmaAction, CompletableFuture<?>> submit, Listener listener) throws Exception {
+        Clock clock = new Clock(plan);
+        CountDownLatch stopped = new CountDownLatch(inflight);
+        List<Chain> chains = new ArrayList<>();
+        for (int i = 0; i < inflight; i++) {
+            chains.add(new Chain(clock, actions.apply(i), submit, stopped));
+        }
+        for (Chain c : chains) {
+            c.drive();
+        }
+        while (!stopped.await(100, TimeUnit.MILLISECONDS)) {
+            listener.measured(clock.measuredCount());
+        }
+        listener.measured(clock.measuredCount());
+        return total(chains.stream().map(c -> c.record).toList());
+    }
+
+    private static Outcome total(List<Record> records) throws Exception {
         Histogram total = new Histogram(SIGNIFICANT_DIGITS);
         long firstStart = Long.MAX_VALUE;
         long lastEnd = Long.MIN_VALUE;
-        for (Worker w : workers) {
-            if (w.failure != null) {
-                throw w.failure;
+        for (Record r : records) {
+            if (r.failure != null) {
+                throw r.failure;
             }
-            total.add(w.latencies);
-            if (w.latencies.getTotalCount() > 0) {
-                firstStart = Math.min(firstStart, w.firstStart);
-                lastEnd = Math.max(lastEnd, w.lastEnd);
+            total.add(r.latencies);
+            if (r.latencies.getTotalCount() > 0) {
+                firstStart = Math.min(firstStart, r.firstStart);
+                lastEnd = Math.max(lastEnd, r.lastEnd);
             }
         }
         long elapsed = total.getTotalCount() == 0 ? 0 : lastEnd - firstStart;
@@ -190,14 +229,35 @@ final class Measurement {
         }
     }
 
+    /** What one thread or chain measured, and how it failed. */
+    private static final class Record {
+        private final Histogram latencies = new Histogram(SIGNIFICANT_DIGITS);
+        private long firstStart;
+        private long lastEnd;
+        private volatile Exception failure;
+
+        void ended(Clock.Phase phase, long t0, long t1) {
+            if (phase == Clock.Phase.MEASURE) {
+                if (latencies.getTotalCount() == 0) {
+                    firstStart = t0;
+                }
+                latencies.recordValue(t1 - t0);
+                lastEnd = t1;
+            }
+        }
+
+        void failed(Throwable t, Clock clock) {
+            Throwable cause = t instanceof CompletionException && t.getCause() != null ? t.getCause() : t;
+            failure = cause instanceof Exception e ? e : new IllegalStateException(cause);
+            clock.fail();
+        }
+    }
+
     private static final class Worker implements Runnable {
         private final Clock clock;
         private final RdmaAction action;
         private final Awaiter awaiter;
-        private final Histogram latencies = new Histogram(SIGNIFICANT_DIGITS);
-        private long firstStart;
-        private long lastEnd;
-        private Exception failure;
+        private final Record record = new Record();
 
         Worker(Clock clock, RdmaAction action, Awaiter awaiter) {
             this.clock = clock;
@@ -212,18 +272,78 @@ final class Measurement {
                 while ((phase = clock.next()) != Clock.Phase.STOP) {
                     long t0 = System.nanoTime();
                     awaiter.await(action);
-                    long t1 = System.nanoTime();
-                    if (phase == Clock.Phase.MEASURE) {
-                        if (latencies.getTotalCount() == 0) {
-                            firstStart = t0;
-                        }
-                        latencies.recordValue(t1 - t0);
-                        lastEnd = t1;
-                    }
+                    record.ended(phase, t0, System.nanoTime());
                 }
             } catch (Exception e) {
-                failure = e instanceof CompletionException && e.getCause() instanceof Exception c ? c : e;
-                clock.fail();
+                record.failed(e, clock);
+            }
+        }
+    }
+
+    /**
+     * One action submitted again and again, each time from the completion of the time before. A
+     * completion that is already there when the submit returns is taken in a loop here, not by
+     * a nested call, so that a transport that completes at once does not deepen the stack.
+     */
+    private static final class Chain {
+        private final Clock clock;
+        private final RdmaAction action;
+        private final Function<RdmaAction, CompletableFuture<?>> submit;
+        private final CountDownLatch stopped;
+        private final Record record = new Record();
+
+        Chain(Clock clock, RdmaAction action, Function<RdmaAction, CompletableFuture<?>> submit,
+              CountDownLatch stopped) {
+            this.clock = clock;
+            this.action = action;
+            this.submit = submit;
+            this.stopped = stopped;
+        }
+
+        void drive() {
+            try {
+                Clock.Phase phase;
+                while ((phase = clock.next()) != Clock.Phase.STOP) {
+                    long t0 = System.nanoTime();
+                    CompletableFuture<?> f = submit.apply(action);
+                    if (!f.isDone()) {
+                        Clock.Phase p = phase;
+                        f.whenComplete((ignored, failure) -> {
+                            if (ended(p, t0, failure)) {
+                                drive();
+                            }
+                        });
+                        return;
+                    }
+                    if (!ended(phase, t0, failureOf(f))) {
+                        return;
+                    }
+                }
+                stopped.countDown();
+            } catch (RuntimeException | Error e) {
+                record.failed(e, clock);
+                stopped.countDown();
+            }
+        }
+
+        /** Records one ended action; false, with the chain stopped, if it failed. */
+        private boolean ended(Clock.Phase phase, long t0, Throwable failure) {
+            long t1 = System.nanoTime();
+            if (failure != null) {
+                record.failed(failure, clock);
+                stopped.countDown();
+                return false;
+            }
+            record.ended(phase, t0, t1);
+            return true;
+        }
+
+        private static Throwable failureOf(CompletableFuture<?> done) {
+            try {
+                done.join();
+                return null;
+            } catch (CompletionException | CancellationException e) {
+                return e;
             }
         }
     }

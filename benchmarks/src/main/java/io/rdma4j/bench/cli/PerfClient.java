@@ -13,6 +13,7 @@ import java.nio.file.Files;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletionException;
+import java.util.function.IntFunction;
 
 /**
  * The measuring side: this process's manager against a server's buffers (a loopback server
@@ -118,8 +119,10 @@ final class PerfClient {
                 Measurement.Plan plan = options.planFor(size);
                 progress.start(op, size, plan.describe() + ", " + options.inflight + " in flight, " + options.batch
                         + " per action");
-                Measurement.Outcome outcome = Measurement.run(plan, options.inflight, i -> action(manager, write, remote,
-                        local), a -> await(a, op, size), progress::measured);
+                IntFunction<RdmaAction> actions = i -> action(manager, write, remote, local);
+                Measurement.Outcome outcome = options.chained()
+                        ? chained(plan, actions, op, size, progress::measured)
+                        : Measurement.run(plan, options.inflight, actions, a -> await(a, op, size), progress::measured);
                 verify(manager, op, remote, source, sink, size);
                 PerfResult result = Stats.summarise(op, size, transport, outcome.latencies(), outcome.elapsedNanos(),
                         options.batch, options.inflight);
@@ -167,10 +170,22 @@ final class PerfClient {
                 action.submit(options.timeout()).join();
             }
         } catch (CompletionException e) {
-            Throwable cause = e.getCause() != null ? e.getCause() : e;
-            throw new IllegalStateException(op + " of " + Sizes.format(size) + " failed: " + RdmaPerf.describe(cause), cause);
+            throw failed(op, size, e.getCause() != null ? e.getCause() : e);
         } catch (RdmaException e) {
-            throw new IllegalStateException(op + " of " + Sizes.format(size) + " failed: " + RdmaPerf.describe(e), e);
+            throw failed(op, size, e);
         }
+    }
+
+    private Measurement.Outcome chained(Measurement.Plan plan, IntFunction<RdmaAction> actions, String op, long size,
+                                        Measurement.Listener listener) throws Exception {
+        try {
+            return Measurement.runChained(plan, options.inflight, actions, a -> a.submit(options.timeout()), listener);
+        } catch (RdmaException e) {
+            throw failed(op, size, e);
+        }
+    }
+
+    private static IllegalStateException failed(String op, long size, Throwable cause) {
+        return new IllegalStateException(op + " of " + Sizes.format(size) + " failed: " + RdmaPerf.describe(cause), cause);
     }
 }

@@ -7,6 +7,7 @@ import java.net.InetAddress;
 import java.net.UnknownHostException;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Properties;
 
@@ -93,7 +94,7 @@ record RunHeader(Map<String, Object> fields) {
         }
         run.put("warmup", options.warmup != null ? options.warmup.toString()
                 : options.iters > 0 ? "adaptive" : Durations.format(options.planWarmup()));
-        run.put("wait", options.onCallerThread() ? "caller" : "future");
+        run.put("wait", options.wait.name().toLowerCase(Locale.ROOT));
         run.put("timeout_s", options.timeoutSeconds);
         f.put("run", run);
         return new RunHeader(f);

@@ -68,9 +68,11 @@ final class RunOptions {
                     + "bandwidth and message rate count every op (default: 1)")
     int batch = 1;
 
-    @Option(names = "--wait", paramLabel = "future|caller", converter = WaitConverter.class,
+    @Option(names = "--wait", paramLabel = "future|caller|chain", converter = WaitConverter.class,
             description = "How an action is awaited: future = submit(..).join(), the asynchronous API; caller = "
-                    + "submitAndWait(..), the transfer runs on the measuring thread (default: future)")
+                    + "submitAndWait(..), the transfer runs on the measuring thread; chain = no thread waits, each "
+                    + "action is submitted again from its own completion, on the thread that completed it "
+                    + "(default: future)")
     Wait wait = Wait.FUTURE;
 
     /** How an action is awaited. */
@@ -78,7 +80,9 @@ final class RunOptions {
         /** {@code submit(timeout).join()}. */
         FUTURE,
         /** {@code submitAndWait(timeout)}. */
-        CALLER
+        CALLER,
+        /** {@code submit(timeout)} again from the previous submit's completion. */
+        CHAIN
     }
 
     @Option(names = "--json", paramLabel = "FILE",
@@ -144,6 +148,11 @@ final class RunOptions {
     /** Whether actions run through {@code submitAndWait}, on the measuring thread. */
     boolean onCallerThread() {
         return wait == Wait.CALLER;
+    }
+
+    /** Whether actions are submitted from the completion of the one before, with no thread waiting. */
+    boolean chained() {
+        return wait == Wait.CHAIN;
     }
 
     Duration timeout() {
@@ -212,7 +221,8 @@ final class RunOptions {
             return switch (value.toLowerCase(Locale.ROOT)) {
                 case "future" -> Wait.FUTURE;
                 case "caller" -> Wait.CALLER;
-                default -> throw new TypeConversionException("expected future or caller, got '" + value + "'");
+                case "chain" -> Wait.CHAIN;
+                default -> throw new TypeConversionException("expected future, caller or chain, got '" + value + "'");
             };
         }
     }

@@ -117,6 +117,14 @@ class CommandLineTest {
     }
 
     @Test
+    void waitChain_isTaken() {
+        RunOptions o = top("--wait", "chain").run;
+        assertTrue(o.chained());
+        assertFalse(o.onCallerThread());
+        assertFalse(top().run.chained());
+    }
+
+    @Test
     void equalsForm_isTaken() {
         RunOptions o = top("--op=write", "--size=1MiB", "--iters=7").run;
         assertEquals(List.of("write"), o.ops());

@@ -7,11 +7,13 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.rdma4j.RdmaAction;
 import io.rdma4j.RdmaBuffer;
 import io.rdma4j.RdmaManager;
+import io.rdma4j.RdmaSubmitException;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.time.Duration;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -112,6 +114,48 @@ class MeasurementTest {
 
         assertEquals(10, outcome.actions());
         assertEquals(40, submitted.get());
+    }
+
+    @Test
+    void chained_countPlan_measuresExactlyThatMany_afterTheWarmup_withoutAWaitingThread() throws Exception {
+        AtomicInteger submitted = new AtomicInteger();
+        Set<String> threads = ConcurrentHashMap.newKeySet();
+        Measurement.Outcome outcome = Measurement.runChained(Measurement.Plan.count(5, 40), 4, i -> read(2), a -> {
+            submitted.incrementAndGet();
+            threads.add(Thread.currentThread().getName());
+            return a.submit(TIMEOUT);
+        }, n -> { });
+
+        assertEquals(40, outcome.actions());
+        assertEquals(40, outcome.latencies().getTotalCount());
+        assertEquals(45, submitted.get());
+        assertTrue(threads.stream().noneMatch(t -> t.startsWith("rdma-perf-inflight")), threads.toString());
+    }
+
+    @Test
+    void chained_completionsThatAreAlreadyThere_doNotDeepenTheStack() throws Exception {
+        Measurement.Outcome outcome = Measurement.runChained(Measurement.Plan.count(0, 200_000), 1, i -> read(1),
+                a -> CompletableFuture.completedFuture(null), n -> { });
+
+        assertEquals(200_000, outcome.actions());
+    }
+
+    @Test
+    void chained_aFailingAction_stopsEveryChain_andIsRethrownUnwrapped() {
+        owner.release(buffer.remote()).join();
+
+        RdmaSubmitException e = assertThrows(RdmaSubmitException.class, () -> Measurement.runChained(
+                Measurement.Plan.count(0, 1_000_000), 3, i -> read(1), a -> a.submit(TIMEOUT), n -> { }));
+        assertTrue(e.getMessage().contains("released") || e.getMessage().contains("unknown"), e.getMessage());
+    }
+
+    @Test
+    void chained_aSubmitThatThrows_isRethrown() {
+        IllegalStateException e = assertThrows(IllegalStateException.class, () -> Measurement.runChained(
+                Measurement.Plan.count(0, 10), 2, i -> read(1), a -> {
+                    throw new IllegalStateException("cannot submit");
+                }, n -> { }));
+        assertEquals("cannot submit", e.getMessage());
     }
 
     @Test

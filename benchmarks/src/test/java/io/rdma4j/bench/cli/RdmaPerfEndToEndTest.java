@@ -118,6 +118,19 @@ class RdmaPerfEndToEndTest {
     }
 
     @Test
+    void chainedWaiting_overEachTransport_measuresTheCount_andChecksTheData() {
+        for (String transport : new String[]{"tcp", fastest}) {
+            Outcome r = run("--transport", transport, "--size", "4KiB,1MiB", "--iters", "20", "--inflight", "4",
+                    "--wait", "chain", "--json", "-");
+            assertEquals(0, r.code(), transport + ": " + r.both());
+
+            String results = results(r.out());
+            assertEquals(List.of("20", "20", "20", "20"), all(results, "\"iters\": (\\d+)"), transport);
+            assertTrue(r.out().contains("\"wait\": \"chain\""), r.out());
+        }
+    }
+
+    @Test
     void durationMode_runsEachPointForAboutThatLong() {
         Outcome r = run("--op", "read", "--size", "8", "--duration", "300ms", "--json", "-");
         assertEquals(0, r.code(), r.both());
