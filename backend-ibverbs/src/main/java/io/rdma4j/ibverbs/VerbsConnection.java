@@ -7,6 +7,7 @@ import io.rdma4j.ibverbs.ffi.SendWorkRequests;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
@@ -19,10 +20,11 @@ import java.util.concurrent.locks.ReentrantLock;
  *
  * <p>Thread-safe, with two locks. This object's lock guards the books: what waits, credits, what
  * is in flight, and whether the queue pair left service. A chunk is claimed under it (a credit, a
- * completion-queue entry and a work request id), then posted under {@link #posting}, which only
- * serialises {@code ibv_post_send} and the one work request it reuses. So the thread that takes
- * a completion never waits for a thread inside {@code ibv_post_send}, which on soft-RoCE carries
- * the whole round trip: it delivers the completion while the poster is still in the call. A
+ * completion-queue entry and a work request id), then handed to whichever thread holds {@link
+ * #posting}, which only serialises {@code ibv_post_send} and the one work request it reuses; the
+ * thread that claimed it posts it itself when no other does ({@link #postHanded}). So no thread
+ * waits for a thread inside {@code ibv_post_send}, which on soft-RoCE carries the whole round
+ * trip: it delivers the completion while the poster is still in the call. A
  * thread may take {@link #posting} while holding this object's lock (to destroy the queue pair),
  * never the other way round. Submissions are told outside both.
  */
@@ -78,6 +80,8 @@ final class VerbsConnection {
     private final ReentrantLock posting = new ReentrantLock();
     /** Guarded by {@link #posting}. */
     private final SendWorkRequests request = SendWorkRequests.allocate(1, 1);
+    /** Claimed chunks for whichever thread holds {@link #posting} to post ({@link #postHanded}). */
+    private final ConcurrentLinkedQueue<Chunk> handed = new ConcurrentLinkedQueue<>();
     private final ArrayDeque<Chunk> pending = new ArrayDeque<>();
     private int credits;
     private int inFlight;
@@ -131,16 +135,8 @@ final class VerbsConnection {
             post(claimed);
             return;
         }
-        String error;
-        posting.lock();
-        try {
-            error = postLocked(chunk, null);
-        } finally {
-            posting.unlock();
-        }
-        if (error != null && chunk.workRequestId == 0) {
-            notPosted(List.of(chunk), error);
-        }
+        handed.add(chunk);
+        postHanded();
     }
 
     /** Queues {@code chunks} and posts as many as the queue depth allows. */
@@ -213,37 +209,54 @@ final class VerbsConnection {
     }
 
     /**
-     * Posts what {@link #claimLocked} claimed, under {@link #posting} only (not this object's
-     * lock), then fails what it refused and what the driver refused. Its completions may be
-     * delivered by another thread before this returns.
+     * Posts what {@link #claimLocked} claimed (see {@link #postHanded}), then fails what it
+     * refused. Its completions may be delivered by another thread before this returns.
      */
     private void post(Claimed claimed) {
         if (claimed == null) {
             return;
         }
-        List<Chunk> unposted = null;
-        String error = null;
         if (claimed.first != null) {
-            posting.lock();
+            handed.add(claimed.first);
+            if (claimed.more != null) {
+                handed.addAll(claimed.more);
+            }
+            postHanded();
+        }
+        if (claimed.refused != null) {
+            refuse(claimed.refused);
+        }
+    }
+
+    /**
+     * Posts the claimed chunks in {@link #handed} under {@link #posting} only (not this object's
+     * lock), unless another thread holds it: that thread posts them before it lets go, and this
+     * one returns at once. So no thread queues up behind {@code ibv_post_send}, which on
+     * soft-RoCE sends the whole message before it returns: eight threads posting 64 KiB writes
+     * spent most of their time parked on the lock, in a convoy that a preempted holder stretched
+     * to tens of milliseconds. Once a post failed, the holder posts nothing more this round; what
+     * the driver refused or was not posted fails after the lock is let go.
+     */
+    private void postHanded() {
+        // A chunk handed over while the holder was letting go is seen by this re-check: the hand
+        // over comes before the failed tryLock, which comes before the holder's unlock.
+        while (!handed.isEmpty() && posting.tryLock()) {
+            List<Chunk> unposted = null;
+            String error = null;
             try {
-                error = postLocked(claimed.first, null);
-                if (claimed.more != null) {
-                    for (Chunk c : claimed.more) {
-                        error = postLocked(c, error);
+                Chunk c;
+                while ((c = handed.poll()) != null) {
+                    error = postLocked(c, error);
+                    if (error != null && c.workRequestId == 0) {
+                        (unposted == null ? unposted = new ArrayList<>() : unposted).add(c);
                     }
                 }
             } finally {
                 posting.unlock();
             }
-            if (error != null) {
-                unposted = unposted(claimed);
+            if (unposted != null) {
+                notPosted(unposted, error);
             }
-        }
-        if (unposted != null && !unposted.isEmpty()) {
-            notPosted(unposted, error);
-        }
-        if (claimed.refused != null) {
-            refuse(claimed.refused);
         }
     }
 
@@ -269,21 +282,6 @@ final class VerbsConnection {
         }
         c.workRequestId = device.untrack(c.workRequestId) ? 0 : -1;
         return why;
-    }
-
-    private static List<Chunk> unposted(Claimed claimed) {
-        List<Chunk> unposted = new ArrayList<>();
-        if (claimed.first.workRequestId == 0) {
-            unposted.add(claimed.first);
-        }
-        if (claimed.more != null) {
-            for (Chunk c : claimed.more) {
-                if (c.workRequestId == 0) {
-                    unposted.add(c);
-                }
-            }
-        }
-        return unposted;
     }
 
     /** Claimed chunks that were not posted ({@code why}): their credits and entries come back, the queue pair leaves service, they fail. */

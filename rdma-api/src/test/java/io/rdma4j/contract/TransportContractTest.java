@@ -26,6 +26,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CyclicBarrier;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 
@@ -323,6 +324,42 @@ public abstract class TransportContractTest {
 
         for (int i = 0; i < parts; i++) {
             assertEquals(-1, pattern(partBytes, i).mismatch(backs.get(i)), "part " + i);
+        }
+    }
+
+    @Test
+    void manyThreadsSubmittingAtOnce_eachOpMovesItsOwnRange() throws Exception {
+        RdmaManager owner = manager();
+        RdmaManager holder = manager();
+        int threads = 8;
+        int rounds = 40;
+        int partBytes = 8192;
+        RdmaBuffer buffer = owner.allocate((long) threads * partBytes).join();
+        CyclicBarrier start = new CyclicBarrier(threads);
+        List<CompletableFuture<Void>> done = new ArrayList<>();
+        for (int t = 0; t < threads; t++) {
+            int thread = t;
+            CompletableFuture<Void> f = new CompletableFuture<>();
+            done.add(f);
+            Thread.ofPlatform().name("contract-submitter-" + t).start(() -> {
+                try {
+                    RdmaRemoteBuffer part = buffer.remote().slice((long) thread * partBytes, partBytes);
+                    MemorySegment back = segment(partBytes);
+                    start.await(TIMEOUT.toSeconds(), TimeUnit.SECONDS);
+                    for (int round = 0; round < rounds; round++) {
+                        MemorySegment sent = pattern(partBytes, thread * rounds + round);
+                        holder.write(part, sent, TIMEOUT).get(TIMEOUT.toSeconds(), TimeUnit.SECONDS);
+                        holder.read(part, back, TIMEOUT).get(TIMEOUT.toSeconds(), TimeUnit.SECONDS);
+                        assertEquals(-1, sent.mismatch(back), "thread " + thread + ", round " + round);
+                    }
+                    f.complete(null);
+                } catch (Throwable e) {
+                    f.completeExceptionally(e);
+                }
+            });
+        }
+        for (CompletableFuture<Void> f : done) {
+            f.get(TIMEOUT.toSeconds() * 2, TimeUnit.SECONDS);
         }
     }
 
