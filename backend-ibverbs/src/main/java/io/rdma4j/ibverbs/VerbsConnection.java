@@ -113,7 +113,8 @@ final class VerbsConnection {
 
     /**
      * Posts {@code chunk} at once when nothing waits and a credit and a completion-queue entry are
-     * free (the usual small op), else queues it as {@link #enqueue(List)} does.
+     * free (the usual small op), or hands it to the thread that is posting ({@link #postHanded});
+     * else queues it as {@link #enqueue(List)} does.
      */
     void enqueue(Chunk chunk) {
         chunk.connection = this;
@@ -135,8 +136,21 @@ final class VerbsConnection {
             post(claimed);
             return;
         }
-        handed.add(chunk);
-        postHanded();
+        if (!handed.isEmpty() || !posting.tryLock()) {
+            handed.add(chunk);
+            postHanded();
+            return;
+        }
+        String error;
+        try {
+            error = postLocked(chunk, null);   // the usual small op: no other thread posts, nothing handed over
+        } finally {
+            posting.unlock();
+        }
+        postHanded();       // what was handed over while this thread held the lock
+        if (error != null && chunk.workRequestId == 0) {
+            notPosted(List.of(chunk), error);
+        }
     }
 
     /** Queues {@code chunks} and posts as many as the queue depth allows. */
