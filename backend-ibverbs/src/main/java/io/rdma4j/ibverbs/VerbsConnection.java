@@ -7,8 +7,6 @@ import io.rdma4j.ibverbs.ffi.SendWorkRequests;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * One connected RC queue pair to a peer device, with its send-side flow control: at most
@@ -20,13 +18,12 @@ import java.util.concurrent.locks.ReentrantLock;
  *
  * <p>Thread-safe, with two locks. This object's lock guards the books: what waits, credits, what
  * is in flight, and whether the queue pair left service. A chunk is claimed under it (a credit, a
- * completion-queue entry and a work request id), then handed to whichever thread holds {@link
- * #posting}, which only serialises {@code ibv_post_send} and the one work request it reuses; the
- * thread that claimed it posts it itself when no other does ({@link #postHanded}). So no thread
- * waits for a thread inside {@code ibv_post_send}, which on soft-RoCE carries the whole round
- * trip: it delivers the completion while the poster is still in the call. A
- * thread may take {@link #posting} while holding this object's lock (to destroy the queue pair),
- * never the other way round. Submissions are told outside both.
+ * completion-queue entry and a work request id), then posted in a {@link PostingTurn}, which
+ * only serialises {@code ibv_post_send} and the one work request it reuses, and never makes a
+ * thread wait for another one inside {@code ibv_post_send} (which on soft-RoCE carries the whole
+ * round trip): the thread posting posts what others hand over. So the completion is delivered
+ * while the poster is still in the call. A thread may take the turn while holding this object's
+ * lock (to destroy the queue pair), never the other way round. Submissions are told outside both.
  */
 final class VerbsConnection {
 
@@ -76,12 +73,23 @@ final class VerbsConnection {
     final VerbsDevice device;
     final String peer;
     private final QueuePair qp;
-    /** Held while posting: serialises {@code ibv_post_send} on the queue pair and the use of {@link #request}. */
-    private final ReentrantLock posting = new ReentrantLock();
-    /** Guarded by {@link #posting}. */
+    /** Serialises {@code ibv_post_send} on the queue pair and the use of {@link #request}. */
+    private final PostingTurn<Chunk> posting = new PostingTurn<>(new PostingTurn.Poster<>() {
+        @Override
+        public String post(Chunk c, String failure) {
+            return postInTurn(c, failure);
+        }
+
+        @Override
+        public void roundFailed(List<Chunk> chunks, String failure) {
+            List<Chunk> unposted = chunks.stream().filter(c -> c.workRequestId == 0).toList();
+            if (!unposted.isEmpty()) {
+                notPosted(unposted, failure);
+            }
+        }
+    });
+    /** Used in {@link #posting}'s turn only. */
     private final SendWorkRequests request = SendWorkRequests.allocate(1, 1);
-    /** Claimed chunks for whichever thread holds {@link #posting} to post ({@link #postHanded}). */
-    private final ConcurrentLinkedQueue<Chunk> handed = new ConcurrentLinkedQueue<>();
     private final ArrayDeque<Chunk> pending = new ArrayDeque<>();
     private int credits;
     private int inFlight;
@@ -113,8 +121,8 @@ final class VerbsConnection {
 
     /**
      * Posts {@code chunk} at once when nothing waits and a credit and a completion-queue entry are
-     * free (the usual small op), or hands it to the thread that is posting ({@link #postHanded});
-     * else queues it as {@link #enqueue(List)} does.
+     * free (the usual small op), or leaves it to the thread that is posting; else queues it as
+     * {@link #enqueue(List)} does.
      */
     void enqueue(Chunk chunk) {
         chunk.connection = this;
@@ -136,21 +144,7 @@ final class VerbsConnection {
             post(claimed);
             return;
         }
-        if (!handed.isEmpty() || !posting.tryLock()) {
-            handed.add(chunk);
-            postHanded();
-            return;
-        }
-        String error;
-        try {
-            error = postLocked(chunk, null);   // the usual small op: no other thread posts, nothing handed over
-        } finally {
-            posting.unlock();
-        }
-        postHanded();       // what was handed over while this thread held the lock
-        if (error != null && chunk.workRequestId == 0) {
-            notPosted(List.of(chunk), error);
-        }
+        posting.post(chunk);
     }
 
     /** Queues {@code chunks} and posts as many as the queue depth allows. */
@@ -223,19 +217,15 @@ final class VerbsConnection {
     }
 
     /**
-     * Posts what {@link #claimLocked} claimed (see {@link #postHanded}), then fails what it
-     * refused. Its completions may be delivered by another thread before this returns.
+     * Posts what {@link #claimLocked} claimed, then fails what it refused. Its completions may be
+     * delivered by another thread before this returns.
      */
     private void post(Claimed claimed) {
         if (claimed == null) {
             return;
         }
         if (claimed.first != null) {
-            handed.add(claimed.first);
-            if (claimed.more != null) {
-                handed.addAll(claimed.more);
-            }
-            postHanded();
+            posting.post(claimed.first, claimed.more);
         }
         if (claimed.refused != null) {
             refuse(claimed.refused);
@@ -243,46 +233,14 @@ final class VerbsConnection {
     }
 
     /**
-     * Posts the claimed chunks in {@link #handed} under {@link #posting} only (not this object's
-     * lock), unless another thread holds it: that thread posts them before it lets go, and this
-     * one returns at once. So no thread queues up behind {@code ibv_post_send}, which on
-     * soft-RoCE sends the whole message before it returns: eight threads posting 64 KiB writes
-     * spent most of their time parked on the lock, in a convoy that a preempted holder stretched
-     * to tens of milliseconds. Once a post failed, the holder posts nothing more this round; what
-     * the driver refused or was not posted fails after the lock is let go.
-     */
-    private void postHanded() {
-        // A chunk handed over while the holder was letting go is seen by this re-check: the hand
-        // over comes before the failed tryLock, which comes before the holder's unlock.
-        while (!handed.isEmpty() && posting.tryLock()) {
-            List<Chunk> unposted = null;
-            String error = null;
-            try {
-                Chunk c;
-                while ((c = handed.poll()) != null) {
-                    error = postLocked(c, error);
-                    if (error != null && c.workRequestId == 0) {
-                        (unposted == null ? unposted = new ArrayList<>() : unposted).add(c);
-                    }
-                }
-            } finally {
-                posting.unlock();
-            }
-            if (unposted != null) {
-                notPosted(unposted, error);
-            }
-        }
-    }
-
-    /**
-     * Posts one claimed chunk, unless an earlier post of the same batch failed ({@code error}) or
-     * the queue pair left service meanwhile; marks it unposted (id 0) then, or accounted for (id
-     * -1) when the device's close failed it meanwhile (the transport closed between its claim and
-     * this post): it must not be failed twice.
+     * Posts one claimed chunk, in {@link #posting}'s turn, unless an earlier post of the same
+     * round failed ({@code error}) or the queue pair left service meanwhile; marks it unposted (id
+     * 0) then, or accounted for (id -1) when the device's close failed it meanwhile (the transport
+     * closed between its claim and this post): it must not be failed twice.
      *
      * @return the error that stops posting, or null
      */
-    private String postLocked(Chunk c, String error) {
+    private String postInTurn(Chunk c, String error) {
         String why = error != null ? error : brokenBecause;
         if (why == null) {
             request.setOne(c.workRequestId, c.opcode, Ibv.IBV_SEND_SIGNALED, c.localAddress, c.length, c.lkey,
@@ -404,15 +362,16 @@ final class VerbsConnection {
      * {@code ibv_post_send}. Under this object's lock, so no chunk is claimed meanwhile.
      */
     private void closeQuietly() {
-        posting.lock();
-        try {
-            qp.close();
-        } catch (RuntimeException e) {
-            LOG.log(System.Logger.Level.WARNING, "destroying queue pair {0} to {1} failed: {2}", qp.number(), peer, e.getMessage());
-        } finally {
-            request.close();
-            posting.unlock();
-        }
+        posting.exclusively(() -> {
+            try {
+                qp.close();
+            } catch (RuntimeException e) {
+                LOG.log(System.Logger.Level.WARNING, "destroying queue pair {0} to {1} failed: {2}", qp.number(), peer,
+                        e.getMessage());
+            } finally {
+                request.close();
+            }
+        });
     }
 
     @Override

@@ -4,7 +4,8 @@
  * ({@link io.rdma4j.ibverbs.DeviceTarget}, {@link io.rdma4j.ibverbs.PeerAffinity}), and the
  * transport itself: {@code VerbsTransport} (registrations, handshake, submit) over one
  * {@code VerbsDevice} (PD, completion queue and its poller thread), with {@code VerbsConnection}
- * (one RC queue pair and its flow control), {@code VerbsSubmission} (one submit's completion and
+ * (one RC queue pair and its flow control, posting in a {@code PostingTurn} that no thread waits
+ * for), {@code VerbsSubmission} (one submit's completion and
  * abort) and {@code VerbsWire} (token context and control-plane messages).
  *
  * <p>Layers: nothing here imports {@code Linker}, {@code SymbolLookup} or {@code MethodHandle};

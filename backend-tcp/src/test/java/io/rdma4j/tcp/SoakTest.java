@@ -11,9 +11,12 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HexFormat;
 import java.util.List;
+import java.util.Map;
 import java.util.Random;
+import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -70,7 +73,8 @@ class SoakTest {
             assertEquals(0, here.corruptions(), here.problems().toString());
             assertEquals(0, here.lost(), here.problems().toString());
             assertTrue(here.ops() > 0, here.line());
-            assertFalse(here.growth().grew(), "this process grew: " + here.growth());
+            assertFalse(here.growth().grew(), () -> "this process grew: " + here.growth() + "; its threads now: "
+                    + threadsByName());
             assertTrue(there.startsWith("SOAK "), there);
             assertEquals("0", field(there, "corruptions"), there);
             assertEquals("0", field(there, "lost"), there);
@@ -91,5 +95,13 @@ class SoakTest {
             }
         }
         throw new AssertionError("no " + name + " in " + line);
+    }
+
+    /** Live platform threads by name, digits folded ("pool-#-thread-#: 3"), most first: what grew. */
+    private static String threadsByName() {
+        Map<String, Long> counts = Thread.getAllStackTraces().keySet().stream()
+                .collect(Collectors.groupingBy(t -> t.getName().replaceAll("\\d+", "#"), TreeMap::new, Collectors.counting()));
+        return counts.entrySet().stream().sorted(Map.Entry.<String, Long>comparingByValue().reversed())
+                .map(e -> e.getKey() + ": " + e.getValue()).collect(Collectors.joining(", "));
     }
 }
