@@ -74,10 +74,10 @@ final class PostingTurn<T> {
         } finally {
             turn.unlock();
         }
-        postHanded();       // what was handed over while this thread had the turn
-        if (failure != null) {
+        if (failure != null) {      // first, so that what was handed over meanwhile learns of it
             poster.roundFailed(List.of(item), failure);
         }
+        postHanded();       // what was handed over while this thread had the turn
     }
 
     /** Posts {@code first}, then {@code more} (may be null), in that order, as {@link #post} does. */

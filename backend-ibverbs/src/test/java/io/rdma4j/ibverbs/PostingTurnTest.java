@@ -62,30 +62,40 @@ class PostingTurnTest {
         }
     }
 
+    /** A recorder whose post of "first" holds the turn until {@link #letFirstGo} is counted down. */
+    private static class HeldOnFirst extends Recorder {
+        final CountDownLatch firstInside = new CountDownLatch(1);
+        final CountDownLatch letFirstGo = new CountDownLatch(1);
+
+        @Override
+        String postOne(String item) {
+            if (item.equals("first")) {
+                firstInside.countDown();
+                await(letFirstGo);
+            }
+            return null;
+        }
+
+        /** Posts "first" on a thread called {@code name}; returns once that thread is inside the post. */
+        CompletableFuture<Void> postFirst(PostingTurn<String> turn, String name) throws InterruptedException {
+            CompletableFuture<Void> first = runAsync(name, () -> turn.post("first"));
+            assertTrue(firstInside.await(30, TimeUnit.SECONDS));
+            return first;
+        }
+    }
+
     @Test
     void aThreadThatFindsAnotherPosting_leavesItsItemToIt_andDoesNotWait() throws Exception {
-        CountDownLatch firstInside = new CountDownLatch(1);
-        CountDownLatch letFirstGo = new CountDownLatch(1);
-        Recorder recorder = new Recorder() {
-            @Override
-            String postOne(String item) {
-                if (item.equals("first")) {
-                    firstInside.countDown();
-                    await(letFirstGo);
-                }
-                return null;
-            }
-        };
+        HeldOnFirst recorder = new HeldOnFirst();
         PostingTurn<String> turn = new PostingTurn<>(recorder);
-        CompletableFuture<Void> first = runAsync("poster-a", () -> turn.post("first"));
-        assertTrue(firstInside.await(30, TimeUnit.SECONDS));
+        CompletableFuture<Void> first = recorder.postFirst(turn, "poster-a");
 
         CompletableFuture<Void> second = runAsync("poster-b", () -> turn.post("second"));
         second.get(30, TimeUnit.SECONDS);       // returned while poster-a is still inside its post
         assertFalse(first.isDone());
         assertEquals(List.of(), recorder.posted);
 
-        letFirstGo.countDown();
+        recorder.letFirstGo.countDown();
         first.get(30, TimeUnit.SECONDS);
         assertEquals(List.of("first", "second"), recorder.posted);
         assertEquals(List.of("poster-a", "poster-a"), recorder.postedBy);
@@ -157,6 +167,34 @@ class PostingTurnTest {
     }
 
     @Test
+    void aFailedDirectPost_isReportedBeforeWhatWasHandedOverMeanwhileIsPosted() throws Exception {
+        List<Integer> postedWhenReported = Collections.synchronizedList(new ArrayList<>());
+        HeldOnFirst recorder = new HeldOnFirst() {
+            @Override
+            String postOne(String item) {
+                super.postOne(item);
+                return item.equals("first") ? "refused first" : null;
+            }
+
+            @Override
+            public void roundFailed(List<String> items, String failure) {
+                postedWhenReported.add(posted.size());
+                super.roundFailed(items, failure);
+            }
+        };
+        PostingTurn<String> turn = new PostingTurn<>(recorder);
+        CompletableFuture<Void> first = recorder.postFirst(turn, "poster-a");
+        runAsync("poster-b", () -> turn.post("second")).get(30, TimeUnit.SECONDS);
+
+        recorder.letFirstGo.countDown();
+        first.get(30, TimeUnit.SECONDS);
+
+        assertEquals(List.of(List.of("first")), recorder.failedRounds);
+        assertEquals(List.of(0), postedWhenReported);
+        assertEquals(List.of("second"), recorder.posted);
+    }
+
+    @Test
     void aFailedSinglePost_isReportedAlone() {
         Recorder recorder = new Recorder() {
             @Override
@@ -207,19 +245,9 @@ class PostingTurnTest {
 
     @Test
     void exclusively_waitsForTheThreadPosting_thenRunsWithNobodyPosting() throws Exception {
-        CountDownLatch firstInside = new CountDownLatch(1);
-        CountDownLatch letFirstGo = new CountDownLatch(1);
-        Recorder recorder = new Recorder() {
-            @Override
-            String postOne(String item) {
-                firstInside.countDown();
-                await(letFirstGo);
-                return null;
-            }
-        };
+        HeldOnFirst recorder = new HeldOnFirst();
         PostingTurn<String> turn = new PostingTurn<>(recorder);
-        CompletableFuture<Void> first = runAsync("poster", () -> turn.post("first"));
-        assertTrue(firstInside.await(30, TimeUnit.SECONDS));
+        CompletableFuture<Void> first = recorder.postFirst(turn, "poster");
 
         List<Integer> postingDuringAction = Collections.synchronizedList(new ArrayList<>());
         AtomicReference<Thread> closer = new AtomicReference<>();
@@ -231,7 +259,7 @@ class PostingTurnTest {
             assertFalse(closed.isDone(), "exclusively ran while a thread was posting");
             Thread.onSpinWait();
         }
-        letFirstGo.countDown();
+        recorder.letFirstGo.countDown();
         first.get(30, TimeUnit.SECONDS);
         closed.get(30, TimeUnit.SECONDS);
 

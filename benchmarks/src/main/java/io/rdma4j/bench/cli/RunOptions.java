@@ -60,7 +60,8 @@ final class RunOptions {
     Warmup warmup;
 
     @Option(names = "--inflight", paramLabel = "N", converter = Ints.Window.class,
-            description = "Actions outstanding at once, each awaited by a thread of its own, 1..1024 (default: 1)")
+            description = "Actions outstanding at once, each awaited by a thread of its own (with --wait chain, each "
+                    + "a chain of submits, no thread waiting), 1..1024 (default: 1)")
     int inflight = 1;
 
     @Option(names = "--batch", paramLabel = "N", converter = Ints.Window.class,
@@ -244,7 +245,6 @@ final class RunOptions {
         }
     }
 
-    /** {@code 500ms}, {@code 2s}, {@code 1.5s}, {@code 1m}, or ISO-8601 ({@code PT2S}); positive, at most a day. */
     /** A whole number is a count of actions; anything else must be a duration ({@link DurationConverter}). */
     static final class WarmupConverter implements ITypeConverter<Warmup> {
         private static final Pattern WHOLE = Pattern.compile("[+-]?\\d+");
@@ -258,6 +258,7 @@ final class RunOptions {
         }
     }
 
+    /** {@code 500ms}, {@code 2s}, {@code 1.5s}, {@code 1m}, or ISO-8601 ({@code PT2S}); positive, at most a day. */
     static final class DurationConverter implements ITypeConverter<Duration> {
         private static final Pattern SIMPLE = Pattern.compile("(\\d+(?:\\.\\d+)?)\\s*(ms|s|m)");
 
