@@ -34,8 +34,8 @@ import java.util.concurrent.TimeUnit;
  * <p>Per-token work happens once: the route and the transport's decoded context are cached per
  * token object (bounded, weakly held). One watchdog guard per submitted action that a transport
  * did not finish within its {@code submit} call bounds a transport that fails to honour the
- * deadline; it and a caller's {@code cancel()} complete the transports' futures, which obliges
- * them to stop touching the caller's memory.
+ * deadline; it and a caller's {@code cancel()} cancel the transports' futures, which returns only
+ * once the transports stopped touching the caller's memory.
  */
 final class Dispatcher {
 
@@ -161,11 +161,19 @@ final class Dispatcher {
         }
         if (!allDone) {
             // A transport must honour the deadline itself; this guard only makes sure a broken one
-            // cannot leave the caller waiting: completing its future obliges it to stop.
+            // cannot leave the caller waiting: cancelling its future obliges it to stop touching the
+            // caller's memory before the cancel returns, and the action reports the timeout.
             result.guard = watchdog.arm(deadline.remainingNanos() + DEADLINE_GRACE_NANOS, () -> {
+                StringBuilder late = new StringBuilder("submit timed out:");
                 for (ActionGroup g = groups; g != null; g = g.next) {
-                    g.running.completeExceptionally(new TransportException(TransportException.Kind.TIMEOUT, "submit timed out: "
-                            + g.transport.name() + " did not finish " + g.ops.size() + " op(s) within " + timeout));
+                    if (!g.running.isDone()) {
+                        late.append(' ').append(g.transport.name()).append(" did not finish ").append(g.ops.size())
+                                .append(" op(s) within ").append(timeout).append(';');
+                    }
+                }
+                result.overran = late.substring(0, late.length() - 1);
+                for (ActionGroup g = groups; g != null; g = g.next) {
+                    g.running.cancel(false);
                 }
             });
         }

@@ -14,8 +14,10 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -269,6 +271,40 @@ class ActionTest {
 
         assertTrue(s.lastSubmit.isCancelled(), "the transport's future was not cancelled");
         action.submit(TIMEOUT).cancel(true); // and the action can be submitted again
+    }
+
+    @Test
+    void cancel_completesTheActionOnlyAfterTheTransportsCancelReturned() throws Exception {
+        StubProvider s = new StubProvider("stub", 1);
+        s.submitMode = StubProvider.SubmitMode.SLOW_TO_STOP;
+        RdmaManager caller = manager(s);
+        RdmaRemoteBuffer remote = caller.register(arena.allocate(8)).join();
+        CompletableFuture<Void> f = caller.read(remote, arena.allocate(8), TIMEOUT);
+        CompletableFuture<Boolean> transportDoneWhenActionEnded = f.handle((ok, failure) -> s.lastSubmit.isDone());
+
+        CompletableFuture<Boolean> cancelling = CompletableFuture.supplyAsync(() -> f.cancel(false));
+        assertTrue(s.cancelEntered.await(30, TimeUnit.SECONDS), "the transport's future was not cancelled");
+        boolean doneWhileTheTransportStops = f.isDone();
+        s.stopGate.countDown();
+
+        assertFalse(doneWhileTheTransportStops, "the action completed while the transport was still stopping");
+        assertTrue(cancelling.get(30, TimeUnit.SECONDS));
+        assertTrue(f.isCancelled());
+        assertTrue(transportDoneWhenActionEnded.get(30, TimeUnit.SECONDS));
+    }
+
+    @Test
+    void transportThatOverrunsTheDeadline_isCancelled_soItStops_andTheActionFailsWithATimeout() {
+        StubProvider s = new StubProvider("stub", 1);
+        s.submitMode = StubProvider.SubmitMode.NEVER_COMPLETE;
+        RdmaManager caller = manager(s);
+        RdmaRemoteBuffer remote = caller.register(arena.allocate(8)).join();
+
+        CompletionException e = assertThrows(CompletionException.class,
+                () -> caller.read(remote, arena.allocate(8), Duration.ofMillis(50)).join());
+
+        assertTrue(s.lastSubmit.isCancelled(), "the overrunning transport's future was completed, not cancelled: " + s.lastSubmit);
+        assertInstanceOf(RdmaTimeoutException.class, e.getCause().getCause());
     }
 
     @Test

@@ -299,6 +299,41 @@ public abstract class TransportContractTest {
         assertEquals(8, back.get(ValueLayout.JAVA_BYTE, 63));
     }
 
+    @Test
+    void cancel_midTransfer_completesOnlyAfterTheTransportStoppedWritingTheLocalSegment() {
+        RdmaManager owner = manager();
+        RdmaManager holder = manager();
+        long size = 64 * MIB;
+        RdmaBuffer big = owner.allocate(size).join();
+        big.segment().fill((byte) 0x11);
+        MemorySegment local = segment(size);
+        MemorySegment marker = segment(size).fill((byte) 0x5A);
+
+        // A read cancelled before its first byte arrived, or one that ended before the cancel,
+        // tells nothing: try until one is cancelled while it is writing.
+        for (int attempt = 0; attempt < 50; attempt++) {
+            local.fill((byte) 0);
+            CompletableFuture<Void> f = holder.read(big.remote(), local, TIMEOUT);
+            // What a caller may do once the future says the action ended: reuse its memory.
+            CompletableFuture<Void> reused = f.whenComplete((ok, failure) -> local.copyFrom(marker));
+            long giveUp = System.nanoTime() + TIMEOUT.toNanos();
+            while (local.get(ValueLayout.JAVA_BYTE, 0) == 0 && !f.isDone() && System.nanoTime() < giveUp) {
+                Thread.onSpinWait(); // until the transfer writes into the local segment
+            }
+            boolean cancelled = f.cancel(false);
+            reused.handle((ok, failure) -> null).join();
+            if (!cancelled) {
+                continue;
+            }
+            long overwritten = local.mismatch(marker);
+            assertEquals(-1, overwritten, "the transfer wrote into the local segment (first at byte " + overwritten
+                    + ") after the future completed as cancelled and a dependent stage reused it");
+            holder.read(big.remote().slice(0, 64), segment(64), TIMEOUT).join(); // and the transport keeps serving
+            return;
+        }
+        fail("no read was still running when cancelled in 50 attempts");
+    }
+
     // ------------------------------------------------------------------ concurrency and scale
 
     @Test

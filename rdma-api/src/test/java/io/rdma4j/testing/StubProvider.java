@@ -37,8 +37,19 @@ public final class StubProvider implements TransportProvider {
     public enum SubmitMode {
         COPY, NEVER_COMPLETE, FAIL,
         /** Returns a {@link java.util.concurrent.RunnableFuture} that copies only when a thread calls its {@code run()}. */
-        RUN_BY_WAITER
+        RUN_BY_WAITER,
+        /**
+         * Never completes by itself; its {@code cancel()} stops like a real transport's does, taking
+         * its time: it counts down {@link #cancelEntered}, waits for {@link #stopGate}, and only then
+         * completes the future as cancelled.
+         */
+        SLOW_TO_STOP
     }
+
+    /** In {@link SubmitMode#SLOW_TO_STOP}: counted down when a cancel of the transport's future began. */
+    public final CountDownLatch cancelEntered = new CountDownLatch(1);
+    /** In {@link SubmitMode#SLOW_TO_STOP}: what a cancel waits for before the future completes. */
+    public final CountDownLatch stopGate = new CountDownLatch(1);
 
     private static final ConcurrentHashMap<Long, MemorySegment> SEGMENTS = new ConcurrentHashMap<>();
     private static final AtomicLong HANDLES = new AtomicLong();
@@ -239,6 +250,24 @@ public final class StubProvider implements TransportProvider {
                     RunByWaiter waiting = new RunByWaiter(ops);
                     lastSubmit = waiting;
                     return waiting;
+                case SLOW_TO_STOP:
+                    CompletableFuture<Void> stopping = new CompletableFuture<>() {
+                        @Override
+                        public boolean cancel(boolean mayInterruptIfRunning) {
+                            cancelEntered.countDown();
+                            try {
+                                if (!stopGate.await(30, TimeUnit.SECONDS)) {
+                                    throw new IllegalStateException("stop gate never opened");
+                                }
+                            } catch (InterruptedException e) {
+                                Thread.currentThread().interrupt();
+                                throw new IllegalStateException(e);
+                            }
+                            return super.cancel(mayInterruptIfRunning);
+                        }
+                    };
+                    lastSubmit = stopping;
+                    return stopping;
                 default:
                     break;
             }

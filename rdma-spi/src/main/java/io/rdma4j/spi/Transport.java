@@ -135,7 +135,15 @@ public interface Transport extends AutoCloseable {
      *
      * <p><b>After the future completes</b> (normally, exceptionally, or because the caller
      * cancelled it) the transport must no longer write into any local segment of these ops, nor
-     * read from it; cancelling the future must stop the work and free what it held.
+     * read from it; cancelling the future must stop the work and free what it held. So the
+     * future's {@code cancel()} (and {@code completeExceptionally()}, should anyone call it) must
+     * <em>first</em> stop the work, waiting for what is in flight (a copy's current piece, a
+     * socket exchange, the flush of posted work requests), and complete the future only then,
+     * with no time limit that returns early: a plain {@link CompletableFuture} completes at once
+     * and is only right for work that never touches the caller's memory after it is handed over.
+     * The manager cancels the transports' futures when the caller cancels an action, and when a
+     * transport overran the deadline by a grace period; it completes the caller's future only
+     * after every such {@code cancel()} returned.
      *
      * <p>A future that is also a {@link java.util.concurrent.RunnableFuture} lets a waiting thread
      * do the work: the manager calls its {@code run()} from a thread about to wait for the ops
