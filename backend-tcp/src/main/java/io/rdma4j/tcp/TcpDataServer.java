@@ -11,6 +11,7 @@ import java.io.IOException;
 import java.lang.System.Logger.Level;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
+import java.lang.foreign.MemorySegment;
 import java.net.InetSocketAddress;
 import java.net.SocketAddress;
 import java.net.StandardSocketOptions;
@@ -62,9 +63,6 @@ final class TcpDataServer implements AutoCloseable {
             throw new ExceptionInInitializerError(e);
         }
     }
-
-    /** Scratch for consuming the payload of a refused WRITE: error path only. */
-    private static final int DRAIN_BUFFER_BYTES = 64 * 1024;
 
     private final ServerSocketChannel server;
     private final int port;
@@ -252,16 +250,27 @@ final class TcpDataServer implements AutoCloseable {
         }
     }
 
-    /** One connection's request loop; runs on its own pool thread. */
+    /**
+     * One connection's request loop; runs on its own pool thread.
+     *
+     * <p>Requests are read through a buffer ({@code in}): one {@code read} takes every request a
+     * peer pipelined (a batch of small ops arrives in one or two segments), and the header of
+     * each is parsed from there. Replies of small ops (OK, ERROR, DATA up to
+     * {@link TcpProtocol#INLINE_REPLY_BYTES}) are gathered in {@code out}, which is written
+     * before the session next waits for the socket: a pipelined batch is answered in one
+     * {@code write}, a lone request at once, as before. Large payloads bypass both buffers and
+     * move straight between the socket and the registered segment.
+     */
     private final class Session {
         private final SocketChannel ch;
-        private final ByteBuffer header = ByteBuffer.allocateDirect(TcpProtocol.REQUEST_HEADER_BYTES);
-        private final ByteBuffer ok = ByteBuffer.allocateDirect(TcpProtocol.PREAMBLE_BYTES);
+        private final ByteBuffer in = ByteBuffer.allocateDirect(TcpProtocol.SESSION_BUFFER_BYTES).flip();
+        private final ByteBuffer out = ByteBuffer.allocateDirect(TcpProtocol.SESSION_BUFFER_BYTES);
+        /** {@code out}'s memory, whole, for copies from registered segments. */
+        private final MemorySegment outMemory = MemorySegment.ofBuffer(out);
         private final ByteBuffer dataPreamble = ByteBuffer.allocateDirect(TcpProtocol.PREAMBLE_BYTES);
         private final ByteBuffer[] gather = new ByteBuffer[2];
         private final byte[] key = new byte[TcpProtocol.KEY_BYTES];
         private final byte[] incarnation = new byte[TcpProtocol.INCARNATION_BYTES];
-        private ByteBuffer drain;
         /** Requests begun on this connection (this session's thread only). */
         private long requests;
         /** The request being served, or 0 between requests (written in order through REQUEST, read by the watch). */
@@ -273,24 +282,66 @@ final class TcpDataServer implements AutoCloseable {
 
         Session(SocketChannel ch) {
             this.ch = ch;
-            TcpProtocol.putPreamble(ok, TcpProtocol.OK, 0);
         }
 
         void run() throws IOException {
             while (true) {
-                header.clear();
                 // Between requests a connection may idle as long as the peer likes (it is pooled there).
-                if (ch.read(header) < 0) {
+                if (!in.hasRemaining() && !fill()) {
                     return; // clean end at a frame boundary
-                }
-                if (header.position() == 0) {
-                    continue;
                 }
                 // From the first byte on, the exchange is bounded: a stalled peer cannot hold a pin.
                 REQUEST.setRelease(this, ++requests);
                 exchange();
                 REQUEST.setRelease(this, 0L);
             }
+        }
+
+        /**
+         * Writes the gathered replies, then reads what the socket has into {@code in} (after the
+         * bytes not yet parsed), blocking until at least one byte came.
+         *
+         * @return false at the end of the stream
+         */
+        private boolean fill() throws IOException {
+            flush();
+            in.compact();
+            try {
+                int n;
+                while ((n = ch.read(in)) == 0) {
+                    // a blocking channel returns 0 only for a full buffer, which compact() rules out
+                }
+                return n > 0;
+            } finally {
+                in.flip();
+            }
+        }
+
+        /** Reads until {@code in} holds at least {@code bytes} unparsed bytes (at most its capacity). */
+        private void need(int bytes, String what) throws IOException {
+            while (in.remaining() < bytes) {
+                if (!fill()) {
+                    throw new TcpProtocolException("truncated frame: connection closed after " + in.remaining()
+                            + " byte(s) of a request " + what);
+                }
+            }
+        }
+
+        /** Writes the gathered replies, if any. */
+        private void flush() throws IOException {
+            if (out.position() > 0) {
+                out.flip();
+                TcpProtocol.writeFully(ch, out);
+                out.clear();
+            }
+        }
+
+        /** Makes room for {@code bytes} more bytes of replies in {@code out}, writing what it holds when needed. */
+        private ByteBuffer room(int bytes) throws IOException {
+            if (out.remaining() < bytes) {
+                flush();
+            }
+            return out;
         }
 
         /** The watch's look at {@code now}: closes the connection when one request has been served for too long. */
@@ -314,26 +365,16 @@ final class TcpDataServer implements AutoCloseable {
         }
 
         private void exchange() throws IOException {
-            // Every request header is exactly REQUEST_HEADER_BYTES long, so reads into `header`
-            // never take bytes of a payload. Check the preamble as soon as it is in: garbage is
-            // refused without waiting for a whole header.
-            while (header.position() < TcpProtocol.PREAMBLE_BYTES) {
-                if (ch.read(header) < 0) {
-                    throw new TcpProtocolException("truncated frame: connection closed after "
-                            + header.position() + " byte(s) of a request");
-                }
-            }
+            // Check the preamble as soon as it is in: garbage is refused without waiting for a whole header.
+            need(TcpProtocol.PREAMBLE_BYTES, "preamble");
+            ByteBuffer header = in.slice(in.position(), Math.min(in.remaining(), TcpProtocol.REQUEST_HEADER_BYTES));
             try {
                 TcpProtocol.requestBodyLength(header);
             } catch (TcpProtocolException e) {
                 malformed(e.getMessage());
             }
-            while (header.hasRemaining()) {
-                if (ch.read(header) < 0) {
-                    throw new TcpProtocolException("truncated frame: connection closed after "
-                            + header.position() + " byte(s) of a request header");
-                }
-            }
+            need(TcpProtocol.REQUEST_HEADER_BYTES, "header");
+            header = in.slice(in.position(), TcpProtocol.REQUEST_HEADER_BYTES);
             int length = 0;
             try {
                 length = TcpProtocol.requestLength(header);
@@ -344,7 +385,9 @@ final class TcpDataServer implements AutoCloseable {
             header.get(TcpProtocol.KEY_AT, key);
             header.get(TcpProtocol.INCARNATION_AT, incarnation);
             long offset = header.getLong(TcpProtocol.OFFSET_AT);
-            if (header.get(3) == TcpProtocol.WRITE) {
+            boolean write = header.get(3) == TcpProtocol.WRITE;
+            in.position(in.position() + TcpProtocol.REQUEST_HEADER_BYTES);
+            if (write) {
                 serveWrite(bufferId, offset, length);
             } else {
                 serveRead(bufferId, offset, length);
@@ -363,7 +406,16 @@ final class TcpDataServer implements AutoCloseable {
             ByteBuffer destination = null;
             try (LocalBuffer.Pin pin = buffer.pin()) {
                 destination = buffer.segment().asSlice(offset, length).asByteBuffer();
-                TcpProtocol.readFully(ch, destination);
+                // The payload's first bytes may have come with the header; the rest straight from the socket.
+                int buffered = Math.min(in.remaining(), length);
+                if (buffered > 0) {
+                    destination.put(in.slice(in.position(), buffered));
+                    in.position(in.position() + buffered);
+                }
+                if (destination.hasRemaining()) {
+                    flush(); // the peer may wait for these replies before it sends the rest
+                    TcpProtocol.readFully(ch, destination);
+                }
             } catch (BufferAccessException refused) {
                 drain(length);
                 refuse(ErrorCode.of(refused.reason()).wire(), refused.getMessage());
@@ -374,11 +426,10 @@ final class TcpDataServer implements AutoCloseable {
                 refuse(ErrorCode.OWNER_MEMORY_CLOSED.wire(), unusable(bufferId, memoryGone));
                 return;
             }
-            ok.clear();
-            TcpProtocol.writeFully(ch, ok);
+            TcpProtocol.putPreamble(room(TcpProtocol.PREAMBLE_BYTES), TcpProtocol.OK, 0);
         }
 
-        private void serveRead(long bufferId, long offset, long length) throws IOException {
+        private void serveRead(long bufferId, long offset, int length) throws IOException {
             LocalBuffer buffer;
             try {
                 buffer = checkedBuffer(bufferId, offset, length);
@@ -386,8 +437,25 @@ final class TcpDataServer implements AutoCloseable {
                 refuse(ErrorCode.of(refused.reason()).wire(), refused.getMessage());
                 return;
             }
+            if (length <= TcpProtocol.INLINE_REPLY_BYTES) {
+                ByteBuffer reply = room(TcpProtocol.PREAMBLE_BYTES + length);
+                int start = reply.position();
+                try (LocalBuffer.Pin pin = buffer.pin()) {
+                    TcpProtocol.putPreamble(reply, TcpProtocol.DATA, length);
+                    MemorySegment.copy(buffer.segment(), offset, outMemory, reply.position(), length);
+                    reply.position(reply.position() + length);
+                } catch (BufferAccessException refused) {
+                    reply.position(start);
+                    refuse(ErrorCode.of(refused.reason()).wire(), refused.getMessage());
+                } catch (IllegalStateException | WrongThreadException memoryGone) {
+                    reply.position(start);
+                    refuse(ErrorCode.OWNER_MEMORY_CLOSED.wire(), unusable(bufferId, memoryGone));
+                }
+                return;
+            }
+            flush(); // replies leave in request order
             dataPreamble.clear();
-            TcpProtocol.putPreamble(dataPreamble, TcpProtocol.DATA, (int) length);
+            TcpProtocol.putPreamble(dataPreamble, TcpProtocol.DATA, length);
             dataPreamble.flip();
             gather[0] = dataPreamble;
             try (LocalBuffer.Pin pin = buffer.pin()) {
@@ -419,27 +487,30 @@ final class TcpDataServer implements AutoCloseable {
             return registrations.lookup(incarnation, bufferId, key, offset, length);
         }
 
+        /** Queues an ERROR reply (it leaves with the other gathered replies). Error path only: allocates. */
         private void refuse(int code, String text) throws IOException {
-            TcpProtocol.writeFully(ch, TcpProtocol.errorFrame(code, text));
+            ByteBuffer frame = TcpProtocol.errorFrame(code, text);
+            room(frame.remaining()).put(frame);
         }
 
-        /** Consumes a refused WRITE's payload so that the next request starts on a frame boundary. */
+        /** Consumes a refused WRITE's payload (first what is buffered) so that the next request starts on a frame boundary. */
         private void drain(long bytes) throws IOException {
-            if (drain == null) {
-                drain = ByteBuffer.allocateDirect(DRAIN_BUFFER_BYTES);
-            }
             long left = bytes;
             while (left > 0) {
-                drain.clear().limit((int) Math.min(left, DRAIN_BUFFER_BYTES));
-                TcpProtocol.readFully(ch, drain);
-                left -= drain.position();
+                if (!in.hasRemaining() && !fill()) {
+                    throw new EOFException("connection closed in the payload of a refused WRITE");
+                }
+                int take = (int) Math.min(left, in.remaining());
+                in.position(in.position() + take);
+                left -= take;
             }
         }
 
-        /** Answers BAD_REQUEST (best effort) and ends the session. */
+        /** Answers BAD_REQUEST (best effort, after the replies gathered before it) and ends the session. */
         private void malformed(String why) throws IOException {
             try {
                 refuse(ErrorCode.BAD_REQUEST.wire(), "malformed frame: " + why);
+                flush();
             } catch (IOException ignored) {
                 // the peer may already be gone; the connection closes anyway
             }

@@ -12,7 +12,9 @@ import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
 
 /**
- * The TCP data protocol, version 2. One request, then one reply, on a connection; no pipelining.
+ * The TCP data protocol, version 2. Requests on a connection are answered in order, one reply
+ * each; a requester may send several before it reads their replies (pipelining: a batch of small
+ * ops travels as one round of requests and one of replies).
  *
  * <pre>
  * every frame  : u16 magic 0x5254 ("RT") | u8 version (2) | u8 type | u32 body length | body
@@ -60,6 +62,16 @@ final class TcpProtocol {
     /** Largest payload of one request or reply: 1 GiB, the largest chunk setting. */
     static final int MAX_CHUNK_BYTES = MAX_CHUNK_MIB << 20;
     static final int MAX_ERROR_TEXT_BYTES = 4096;
+
+    /**
+     * Bytes of each of a server session's two buffers: the requests it has read and not yet
+     * served, and the small replies it gathered and not yet written. A requester pipelining a
+     * batch keeps each round's requests and expected replies within this, so that neither side
+     * can block writing while the other does too.
+     */
+    static final int SESSION_BUFFER_BYTES = 32 << 10;
+    /** Largest READ whose DATA reply the server gathers with other replies instead of writing it on its own. */
+    static final int INLINE_REPLY_BYTES = 8 << 10;
 
     /** Bytes of an owner incarnation in a request. */
     static final int INCARNATION_BYTES = RegistrationLookup.INCARNATION_BYTES;
