@@ -2,15 +2,18 @@ package io.rdma4j.tcp;
 
 import io.rdma4j.spi.Deadline;
 import io.rdma4j.spi.Endpoint;
+import io.rdma4j.spi.TransportOp;
 
 import java.io.EOFException;
 import java.io.IOException;
+import java.lang.foreign.MemorySegment;
 import java.net.InetSocketAddress;
 import java.net.SocketTimeoutException;
 import java.net.StandardSocketOptions;
 import java.net.UnknownHostException;
 import java.nio.ByteBuffer;
 import java.nio.channels.SocketChannel;
+import java.util.List;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
@@ -38,6 +41,11 @@ final class TcpConnection implements AutoCloseable {
     private final ByteBuffer request = ByteBuffer.allocateDirect(TcpProtocol.REQUEST_HEADER_BYTES);
     private final ByteBuffer reply = ByteBuffer.allocateDirect(TcpProtocol.PREAMBLE_BYTES + SMALL_READ_BYTES);
     private final ByteBuffer[] gather = new ByteBuffer[2];
+    /** A pipelined round's requests and its replies; allocated by the first round. */
+    private ByteBuffer roundOut;
+    private ByteBuffer roundIn;
+    private MemorySegment roundOutMemory;
+    private MemorySegment roundInMemory;
     private final AtomicBoolean closed = new AtomicBoolean();
     private volatile boolean expired;
     private boolean reused;
@@ -122,6 +130,125 @@ final class TcpConnection implements AutoCloseable {
             destination.put(reply.flip().position(TcpProtocol.PREAMBLE_BYTES));
         } else {
             TcpProtocol.readFully(channel, destination);
+        }
+    }
+
+    /**
+     * Where the round of pipelined ops that starts at {@code from} ends: as many of
+     * {@code ops[from, to)} as keep the round's requests and its expected replies within
+     * {@link TcpProtocol#SESSION_BUFFER_BYTES} each (at least one). Each op is at most
+     * {@link TcpPipeline#MAX_OP_BYTES}.
+     */
+    static int roundEnd(List<TransportOp> ops, int from, int to) {
+        int requestBytes = 0;
+        int replyBytes = 0;
+        int i = from;
+        for (; i < to; i++) {
+            TransportOp op = ops.get(i);
+            int length = (int) op.length();
+            boolean read = op.type() == TransportOp.OpType.READ_INTO_LOCAL;
+            requestBytes += TcpProtocol.REQUEST_HEADER_BYTES + (read ? 0 : length);
+            replyBytes += TcpProtocol.PREAMBLE_BYTES + (read ? length : 0);
+            if (i > from && (requestBytes > TcpProtocol.SESSION_BUFFER_BYTES || replyBytes > TcpProtocol.SESSION_BUFFER_BYTES)) {
+                break;
+            }
+        }
+        return i;
+    }
+
+    /**
+     * Runs {@code ops[from, to)}, a round as {@link #roundEnd} cut it, pipelined: every request
+     * (with a WRITE's payload inline) leaves in one {@code write}, then the replies are read in
+     * order, each READ's data copied into its local segment. A round of requests fits the owner's
+     * session buffer and so does its replies, so neither side blocks writing while the other
+     * writes too.
+     *
+     * @param targets the decoded token of each op, at the same index as in {@code ops}
+     * @throws TcpRefusedException when the owner refused one or more ops, after every reply of the
+     *                             round was read if the refusals leave the connection usable; its
+     *                             {@link TcpRefusedException#opIndex()} names the first refused op
+     */
+    void round(List<TransportOp> ops, TcpTransport.Target[] targets, int from, int to) throws IOException, TcpRefusedException {
+        if (roundOut == null) {
+            roundOut = ByteBuffer.allocateDirect(TcpProtocol.SESSION_BUFFER_BYTES);
+            roundIn = ByteBuffer.allocateDirect(TcpProtocol.SESSION_BUFFER_BYTES);
+            roundOutMemory = MemorySegment.ofBuffer(roundOut);
+            roundInMemory = MemorySegment.ofBuffer(roundIn);
+        }
+        ByteBuffer out = roundOut.clear();
+        for (int i = from; i < to; i++) {
+            TransportOp op = ops.get(i);
+            TcpTransport.Target t = targets[i];
+            int length = (int) op.length();
+            boolean read = op.type() == TransportOp.OpType.READ_INTO_LOCAL;
+            TcpProtocol.putPreamble(out, read ? TcpProtocol.READ : TcpProtocol.WRITE,
+                    TcpProtocol.REQUEST_FIXED_BYTES + (read ? 0 : length));
+            out.putLong(t.bufferId()).put(t.accessKey(), 0, TcpProtocol.KEY_BYTES)
+                    .put(t.incarnation(), 0, TcpProtocol.INCARNATION_BYTES).putLong(op.remoteOffset()).putLong(length);
+            if (!read) {
+                MemorySegment.copy(op.local(), 0, roundOutMemory, out.position(), length);
+                out.position(out.position() + length);
+            }
+        }
+        TcpProtocol.writeFully(channel, out.flip());
+
+        ByteBuffer in = roundIn.clear().flip();
+        TcpRefusedException refused = null;
+        for (int i = from; i < to; i++) {
+            TransportOp op = ops.get(i);
+            boolean read = op.type() == TransportOp.OpType.READ_INTO_LOCAL;
+            fillRound(TcpProtocol.PREAMBLE_BYTES);
+            int bodyLength;
+            try {
+                bodyLength = TcpProtocol.replyBodyLength(in.slice(in.position(), TcpProtocol.PREAMBLE_BYTES),
+                        read ? TcpProtocol.DATA : TcpProtocol.OK);
+            } catch (TcpProtocolException e) {
+                throw new TcpProtocolException("peer " + peer + ": " + e.getMessage());
+            }
+            fillRound(TcpProtocol.PREAMBLE_BYTES + bodyLength);
+            int body = in.position() + TcpProtocol.PREAMBLE_BYTES;
+            if (in.get(in.position() + 3) == TcpProtocol.ERROR) {
+                TcpRefusedException e = TcpProtocol.decodeError(in.slice(body, bodyLength));
+                in.position(body + bodyLength);
+                if (refused == null) {
+                    refused = e.at(i);
+                }
+                if (!TcpProtocol.isAccessRefusal(e.code())) {
+                    throw refused; // the owner may not go on serving this connection: it is discarded
+                }
+                continue;
+            }
+            if (read) {
+                if (bodyLength != op.length()) {
+                    throw new TcpProtocolException("tcp read chunk size mismatch: expected " + op.length() + ", got " + bodyLength);
+                }
+                MemorySegment.copy(roundInMemory, body, op.local(), 0, bodyLength);
+            }
+            in.position(body + bodyLength);
+        }
+        if (in.hasRemaining()) {
+            throw new TcpProtocolException("peer " + peer + ": " + in.remaining() + " byte(s) after the last reply of a round");
+        }
+        if (refused != null) {
+            throw refused;
+        }
+    }
+
+    /** Reads until the round's reply buffer holds at least {@code bytes} unparsed bytes (at most its capacity). */
+    private void fillRound(int bytes) throws IOException {
+        ByteBuffer in = roundIn;
+        if (in.remaining() >= bytes) {
+            return;
+        }
+        in.compact();
+        try {
+            while (in.position() < bytes) {
+                if (channel.read(in) < 0) {
+                    throw new EOFException("connection closed by peer");
+                }
+            }
+        } finally {
+            in.flip();
         }
     }
 

@@ -90,11 +90,7 @@ final class TcpTransfer {
         if (chunks == 0) {
             return;
         }
-        if (!local.isAccessibleBy(Thread.currentThread())) {
-            throw new TransportException(Kind.LOCAL_ACCESS, label() + ": the local segment is confined to another "
-                    + "thread; transports work on their own threads, so allocate it from a shared or global arena"
-                    + where);
-        }
+        checkAccessible();
         int workers = (int) Math.min(transport.parallelism(), chunks);
         if (workers == 1) {
             work(0);
@@ -105,6 +101,21 @@ final class TcpTransfer {
         if (f != null) {
             throw f;
         }
+    }
+
+    /** Throws the error for a local segment this thread cannot touch. */
+    void checkAccessible() {
+        if (!local.isAccessibleBy(Thread.currentThread())) {
+            throw new TransportException(Kind.LOCAL_ACCESS, label() + ": the local segment is confined to another "
+                    + "thread; transports work on their own threads, so allocate it from a shared or global arena"
+                    + where);
+        }
+    }
+
+    /** The error for local memory that became unusable during the transfer (its arena closed, say). */
+    TransportException localMemoryGone(RuntimeException e) {
+        return new TransportException(Kind.LOCAL_ACCESS, label() + " failed: the local memory is no longer "
+                + "accessible (" + e.getMessage() + ")" + where, e);
     }
 
     /** Runs worker 0 here and the others on pool threads, and waits for them. */
@@ -172,8 +183,7 @@ final class TcpTransfer {
         } catch (TransportException e) {
             fail(e);
         } catch (IllegalStateException | WrongThreadException e) {
-            fail(new TransportException(Kind.LOCAL_ACCESS, label() + " failed: the local memory is no longer "
-                    + "accessible (" + e.getMessage() + ")" + where, e));
+            fail(localMemoryGone(e));
         } catch (RuntimeException | Error e) {
             // Never let a worker die silently: its chunk would be missing from a "successful" transfer.
             fail(new TransportException(Kind.INTERNAL, label() + " failed: " + e + where, e));
@@ -215,16 +225,16 @@ final class TcpTransfer {
         FAILURE.compareAndSet(this, null, e);
     }
 
-    private TransportException timeout(Throwable cause) {
+    TransportException timeout(Throwable cause) {
         return new TransportException(Kind.TIMEOUT, label() + " timed out after " + TcpTransport.format(Duration.ofNanos(budgetNanos)) + where, cause);
     }
 
-    private TransportException refusal(TcpRefusedException refused) {
+    TransportException refusal(TcpRefusedException refused) {
         String text = label() + " refused by the owner: " + refused.getMessage() + where;
         return new TransportException(ErrorCode.fromWire(refused.code()).kind(), text, refused);
     }
 
-    private TransportException ioFailure(IOException e, TcpConnection connection) {
+    TransportException ioFailure(IOException e, TcpConnection connection) {
         if ((connection != null && connection.isExpired()) || e instanceof SocketTimeoutException
                 || deadline.isExpired()) {
             return timeout(e);

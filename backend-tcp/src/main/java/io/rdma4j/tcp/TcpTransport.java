@@ -247,17 +247,47 @@ final class TcpTransport implements Transport {
         return new TransportException(Kind.INTERNAL, "tcp transfer failed: " + failure, failure);
     }
 
+    /**
+     * Runs a submit's ops in order: a run of two or more small ops to one peer pipelined on one
+     * connection ({@link TcpPipeline}), any other op as a transfer of its own ({@link TcpTransfer}).
+     */
     private void runBatch(TcpSubmission submission) throws InterruptedException {
         List<TransportOp> batch = submission.ops();
         Deadline deadline = submission.deadline();
         long budgetNanos = submission.budgetNanos();
-        for (int i = 0; i < batch.size(); i++) {
-            String where = batch.size() == 1 ? "" : " (op " + (i + 1) + " of " + batch.size() + ")";
+        int n = batch.size();
+        Target[] targets = null;
+        for (int i = 0; i < n; ) {
             TransportOp op = batch.get(i);
-            boolean read = op.type() == TransportOp.OpType.READ_INTO_LOCAL;
-            Target target = op.remoteContext() instanceof Target t ? t : decodeContext(op.remote());
-            new TcpTransfer(this, op, read, target, deadline, budgetNanos, where, submission).run();
+            Target target = target(op);
+            int end = i + 1;
+            if (n > 1 && TcpPipeline.fits(op)) {
+                while (end < n && TcpPipeline.fits(batch.get(end)) && target(batch.get(end)).peer().equals(target.peer())) {
+                    end++;
+                }
+            }
+            if (end - i >= 2) {
+                if (targets == null) {
+                    targets = new Target[n];
+                }
+                for (int j = i; j < end; j++) {
+                    targets[j] = target(batch.get(j));
+                }
+                new TcpPipeline(this, submission, targets).run(i, end);
+            } else {
+                String where = n == 1 ? "" : " (op " + (i + 1) + " of " + n + ")";
+                boolean read = op.type() == TransportOp.OpType.READ_INTO_LOCAL;
+                new TcpTransfer(this, op, read, target, deadline, budgetNanos, where, submission).run();
+            }
+            if (submission.isAborted()) {
+                return;
+            }
+            i = end;
         }
+    }
+
+    private Target target(TransportOp op) {
+        return op.remoteContext() instanceof Target t ? t : decodeContext(op.remote());
     }
 
     /**
