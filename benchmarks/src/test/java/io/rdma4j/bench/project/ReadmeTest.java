@@ -22,7 +22,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
-/** The README keeps up with the code. */
+/** The README and the pages under docs/ keep up with the code. */
 class ReadmeTest {
 
     private static String readme() throws IOException {
@@ -42,7 +42,7 @@ class ReadmeTest {
 
     @Test
     void settingsTable_listsEveryDeclaredSettingWithItsEnvironmentVariableAndDefault() throws IOException {
-        String readme = readme();
+        String readme = Files.readString(root().resolve("docs/settings.md"));
         List<Setting<?>> all = new ArrayList<>(RdmaSettings.all());
         ServiceLoader.load(TransportProvider.class).forEach(p -> all.addAll(p.settings()));
 
@@ -55,7 +55,7 @@ class ReadmeTest {
             }
         }
 
-        assertTrue(missing.isEmpty(), "README settings table lacks or misstates:\n" + String.join("\n", missing));
+        assertTrue(missing.isEmpty(), "docs/settings.md's table lacks or misstates:\n" + String.join("\n", missing));
     }
 
     @Test
@@ -68,8 +68,12 @@ class ReadmeTest {
 
     @Test
     void links_pointAtFilesOfTheRepository() throws IOException {
-        for (String name : List.of("README.md", "benchmarks/README.md")) {
-            Path file = root().resolve(name);
+        List<Path> pages = new ArrayList<>(List.of(root().resolve("README.md"), root().resolve("benchmarks/README.md")));
+        try (var docs = Files.walk(root().resolve("docs"))) {
+            docs.filter(f -> f.toString().endsWith(".md")).sorted().forEach(pages::add);
+        }
+        for (Path file : pages) {
+            String name = root().relativize(file).toString();
             Matcher m = Pattern.compile("\\]\\(([^)#\\s]+)[^)]*\\)").matcher(Files.readString(file));
             while (m.find()) {
                 String target = m.group(1);
@@ -81,13 +85,13 @@ class ReadmeTest {
     }
 
     /**
-     * The README's jshell session, typed into a jshell with the library on its class path, prints
-     * what the README shows ({@code $N}, ports and blank lines aside).
+     * The jshell session of {@code docs/guide.md} (the README links to it), typed into a jshell with
+     * the library on its class path, prints what the page shows ({@code $N}, ports and blank lines aside).
      */
     @Test
     @Timeout(120)
     void jshellSession_printsWhatTheReadmeShows() throws Exception {
-        List<String> session = jshellSession(readme());
+        List<String> session = jshellSession(Files.readString(root().resolve("docs/guide.md")));
         List<String> input = session.stream().filter(l -> l.startsWith(PROMPT)).map(l -> l.substring(PROMPT.length())).toList();
         List<String> expected = session.stream().filter(l -> !l.startsWith(PROMPT)).map(ReadmeTest::normalise).toList();
         assertTrue(input.size() > 5 && expected.size() > 5, session.toString());
@@ -112,7 +116,7 @@ class ReadmeTest {
     /** The lines after {@code $ bin/rdma-jshell} up to the end of the code block. */
     private static List<String> jshellSession(String readme) {
         int start = readme.indexOf("$ bin/rdma-jshell\n");
-        assertTrue(start >= 0, "README has no jshell session");
+        assertTrue(start >= 0, "docs/guide.md has no jshell session");
         int end = readme.indexOf("```", start);
         return readme.substring(start, end).lines().skip(1).map(String::stripTrailing)
                 .map(l -> l.startsWith(PROMPT) ? l.replaceAll("\\s+//.*$", "") : l.strip()).toList();
