@@ -198,7 +198,7 @@ final class Transports {
         return out;
     }
 
-    /** A setting's value as the README writes them: {@code 30s}, {@code (empty)}. */
+    /** A setting's value as docs/settings.md writes them: {@code 30s}, {@code (empty)}. */
     static String display(Object value) {
         Object v = value instanceof java.util.Optional<?> o ? o.map(Object::toString).orElse("") : value;
         if (v instanceof java.time.Duration d) {

@@ -1,8 +1,5 @@
 package io.rdma4j.bench.project;
 
-import io.rdma4j.RdmaSettings;
-import io.rdma4j.spi.TransportProvider;
-import io.rdma4j.spi.Setting;
 import org.junit.jupiter.api.Test;
 
 import org.junit.jupiter.api.Timeout;
@@ -13,7 +10,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.ServiceLoader;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -22,7 +18,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
-/** The README keeps up with the code. */
+/** The README and the pages under docs/ keep up with the code (the settings reference: {@code io.rdma4j.SettingsReferenceTest}). */
 class ReadmeTest {
 
     private static String readme() throws IOException {
@@ -41,24 +37,6 @@ class ReadmeTest {
     }
 
     @Test
-    void settingsTable_listsEveryDeclaredSettingWithItsEnvironmentVariableAndDefault() throws IOException {
-        String readme = readme();
-        List<Setting<?>> all = new ArrayList<>(RdmaSettings.all());
-        ServiceLoader.load(TransportProvider.class).forEach(p -> all.addAll(p.settings()));
-
-        List<String> missing = new ArrayList<>();
-        for (Setting<?> s : all) {
-            String defaultCell = s.defaultText().isEmpty() ? "(empty)" : "`" + s.defaultText() + "`";
-            String row = "| `" + s.key() + "` | `" + s.envVar() + "` | " + defaultCell + " |";
-            if (!readme.contains(row)) {
-                missing.add(row);
-            }
-        }
-
-        assertTrue(missing.isEmpty(), "README settings table lacks or misstates:\n" + String.join("\n", missing));
-    }
-
-    @Test
     void readme_statesTheTwoCommands() throws IOException {
         String readme = readme();
 
@@ -68,8 +46,12 @@ class ReadmeTest {
 
     @Test
     void links_pointAtFilesOfTheRepository() throws IOException {
-        for (String name : List.of("README.md", "benchmarks/README.md")) {
-            Path file = root().resolve(name);
+        List<Path> pages = new ArrayList<>(List.of(root().resolve("README.md"), root().resolve("benchmarks/README.md")));
+        try (var docs = Files.walk(root().resolve("docs"))) {
+            docs.filter(f -> f.toString().endsWith(".md")).sorted().forEach(pages::add);
+        }
+        for (Path file : pages) {
+            String name = root().relativize(file).toString();
             Matcher m = Pattern.compile("\\]\\(([^)#\\s]+)[^)]*\\)").matcher(Files.readString(file));
             while (m.find()) {
                 String target = m.group(1);
@@ -81,13 +63,13 @@ class ReadmeTest {
     }
 
     /**
-     * The README's jshell session, typed into a jshell with the library on its class path, prints
-     * what the README shows ({@code $N}, ports and blank lines aside).
+     * The jshell session of {@code docs/guide.md} (the README links to it), typed into a jshell with
+     * the library on its class path, prints what the page shows ({@code $N}, ports and blank lines aside).
      */
     @Test
     @Timeout(120)
     void jshellSession_printsWhatTheReadmeShows() throws Exception {
-        List<String> session = jshellSession(readme());
+        List<String> session = jshellSession(Files.readString(root().resolve("docs/guide.md")));
         List<String> input = session.stream().filter(l -> l.startsWith(PROMPT)).map(l -> l.substring(PROMPT.length())).toList();
         List<String> expected = session.stream().filter(l -> !l.startsWith(PROMPT)).map(ReadmeTest::normalise).toList();
         assertTrue(input.size() > 5 && expected.size() > 5, session.toString());
@@ -112,7 +94,7 @@ class ReadmeTest {
     /** The lines after {@code $ bin/rdma-jshell} up to the end of the code block. */
     private static List<String> jshellSession(String readme) {
         int start = readme.indexOf("$ bin/rdma-jshell\n");
-        assertTrue(start >= 0, "README has no jshell session");
+        assertTrue(start >= 0, "docs/guide.md has no jshell session");
         int end = readme.indexOf("```", start);
         return readme.substring(start, end).lines().skip(1).map(String::stripTrailing)
                 .map(l -> l.startsWith(PROMPT) ? l.replaceAll("\\s+//.*$", "") : l.strip()).toList();
