@@ -100,6 +100,28 @@ class TcpDeadlineTest {
     }
 
     @Test
+    void pipelinedBatch_toPeerThatStopsAnswering_timesOutNamingTheFirstOpAndDiscardsTheConnection() throws Exception {
+        try (SilentPeer silent = new SilentPeer()) {
+            RdmaRemoteBuffer token = TestTokens.pointingAt(realToken, silent.endpoint());
+            io.rdma4j.RdmaAction batch = requester.manager().newAction();
+            for (int i = 0; i < 64; i++) {
+                batch.readInto(token.slice(8L * i, 8), local.asSlice(8L * i, 8));
+            }
+
+            Throwable failure = failureOf(batch.submit(Duration.ofMillis(500)));
+            SocketChannel serverSide = silent.nextConnection();
+
+            RdmaTimeoutException e = cause(RdmaTimeoutException.class, failure);
+            assertTrue(e.getMessage().startsWith("tcp read of buffer " + token.id() + " from " + silent.endpoint()
+                    + " timed out"), e.getMessage());
+            assertTrue(e.getMessage().endsWith("(op 1 of 64)"), e.getMessage());
+            assertTrue(SilentPeer.closedByOtherSide(serverSide, SAFETY), "the timed-out connection was not closed");
+            assertEquals(0, requester.transport().pool().checkedOutCount());
+            assertEquals(0, requester.transport().pool().idleCount(), "a timed-out connection went back to the pool");
+        }
+    }
+
+    @Test
     void write_toPortNobodyListensOn_failsWithPeerUnreachable() throws IOException {
         Endpoint nobody;
         try (ServerSocketChannel probe = ServerSocketChannel.open().bind(new InetSocketAddress("127.0.0.1", 0))) {
