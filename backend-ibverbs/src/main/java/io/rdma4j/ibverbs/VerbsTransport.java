@@ -376,11 +376,10 @@ final class VerbsTransport implements Transport {
         VerbsWire.requireVersion(b.get());
         byte type = b.get();
         if (type == VerbsWire.CHECK) {
-            byte[] incarnation = VerbsWire.bytes(b);
-            long id = b.getLong();
-            byte[] key = VerbsWire.bytes(b);
+            VerbsWire.Check check = VerbsWire.Check.decode(b);
             try {
-                context.registrations().lookup(incarnation, id, key, b.getLong(), b.getLong());
+                context.registrations().lookup(check.incarnation(), check.bufferId(), check.accessKey(), check.offset(),
+                        check.length());
                 return VerbsWire.answer(0, "");
             } catch (BufferAccessException e) {
                 return VerbsWire.answer(ErrorCode.of(e.reason()).wire(), e.getMessage());

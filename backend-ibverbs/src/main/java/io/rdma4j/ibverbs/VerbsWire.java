@@ -5,6 +5,8 @@ import io.rdma4j.spi.TransportException;
 
 import java.nio.BufferUnderflowException;
 import java.nio.ByteBuffer;
+import java.nio.charset.CharacterCodingException;
+import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.HexFormat;
@@ -247,6 +249,40 @@ final class VerbsWire {
         return b;
     }
 
+    /**
+     * A holder's access check of one token, as the owner reads it: the owner incarnation the token
+     * names, the buffer id, the access key and the range.
+     */
+    record Check(byte[] incarnation, long bufferId, byte[] accessKey, long offset, long length) {
+
+        /**
+         * Reads what {@link VerbsWire#check} wrote after the version and type bytes.
+         *
+         * @throws TransportException PROTOCOL when the message is truncated or has trailing bytes
+         */
+        static Check decode(ByteBuffer b) {
+            try {
+                Check c = new Check(bytes(b), b.getLong(), bytes(b), b.getLong(), b.getLong());
+                if (b.hasRemaining()) {
+                    throw new TransportException(TransportException.Kind.PROTOCOL, "ibverbs access check has "
+                            + b.remaining() + " trailing bytes");
+                }
+                return c;
+            } catch (BufferUnderflowException e) {
+                throw new TransportException(TransportException.Kind.PROTOCOL, "truncated ibverbs access check", e);
+            }
+        }
+
+        /**
+         * Decodes a whole check message, version and type included.
+         *
+         * @throws TransportException PROTOCOL for another version (saying which), another type, or garbled bytes
+         */
+        static Check decodeMessage(byte[] message) {
+            return decode(body(message, CHECK, "access check"));
+        }
+    }
+
     static byte[] check(byte[] incarnation, long bufferId, byte[] accessKey, long offset, long length) {
         ByteBuffer b = ByteBuffer.allocate(2 + 1 + incarnation.length + 8 + 1 + accessKey.length + 16);
         b.put(VERSION).put(CHECK).put((byte) incarnation.length).put(incarnation).putLong(bufferId)
@@ -275,8 +311,21 @@ final class VerbsWire {
         return a;
     }
 
+    /**
+     * A name preceded by its length in one byte.
+     *
+     * @throws TransportException PROTOCOL when the bytes are not UTF-8: a name that decoded with
+     *                            replacement characters would name another device than the peer meant
+     */
     private static String string(ByteBuffer b) {
-        return new String(bytes(b), StandardCharsets.UTF_8);
+        byte[] raw = bytes(b);
+        try {
+            return StandardCharsets.UTF_8.newDecoder().onMalformedInput(CodingErrorAction.REPORT)
+                    .onUnmappableCharacter(CodingErrorAction.REPORT).decode(ByteBuffer.wrap(raw)).toString();
+        } catch (CharacterCodingException e) {
+            throw new TransportException(TransportException.Kind.PROTOCOL, "ibverbs message names a device that is not UTF-8: "
+                    + HexFormat.of().formatHex(raw), e);
+        }
     }
 
     /** The UTF-8 bytes of {@code s}, which must fit a one-byte length. */
