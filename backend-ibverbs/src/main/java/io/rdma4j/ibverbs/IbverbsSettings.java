@@ -29,7 +29,10 @@ public final class IbverbsSettings {
      * {@code rdma.ibverbs.target} / {@code RDMA_IBVERBS_TARGET}, default {@code ""}: the device
      * target of managers that name none themselves, written {@code cpu:<numa>},
      * {@code gpu:<ordinal>} or {@code nic:<name>} ({@link DeviceTarget#parseConfigured}). The value
-     * is trimmed; empty means automatic selection ({@link Optional#empty()}).
+     * is trimmed; empty means automatic selection ({@link Optional#empty()}). {@code gpu:<n>}
+     * chooses the devices closest to the n-th GPU (NVIDIA or AMD, in PCI address order) in the
+     * host's PCI tree, and fails the transport's start naming the GPUs found when there is no
+     * such GPU.
      */
     public static final Setting<Optional<DeviceTarget>> TARGET = Setting.of(
             "rdma.ibverbs.target", "RDMA_IBVERBS_TARGET", "",

@@ -11,9 +11,6 @@ import io.rdma4j.ibverbs.ffi.VerbsContext;
 import io.rdma4j.ibverbs.ffi.Wakeup;
 import io.rdma4j.ibverbs.ffi.WorkCompletions;
 
-import java.io.IOException;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -126,7 +123,8 @@ final class VerbsDevice implements AutoCloseable {
         List<DeviceChoice.Candidate> candidates = new ArrayList<>();
         for (String n : VerbsContext.deviceNames()) {
             try (VerbsContext c = VerbsContext.open(n)) {
-                candidates.add(new DeviceChoice.Candidate(n, c.queryPort(PORT), numaNode(n)));
+                candidates.add(new DeviceChoice.Candidate(n, c.queryPort(PORT), PciTopology.HOST.rdmaDeviceNumaNode(n),
+                        PciTopology.HOST.rdmaDevicePath(n)));
             } catch (RuntimeException e) {
                 LOG.log(System.Logger.Level.INFO, "RDMA device {0} skipped: {1}", n, e.getMessage());
             }
@@ -158,15 +156,6 @@ final class VerbsDevice implements AutoCloseable {
         }
         device.poller.start();
         return device;
-    }
-
-    private static Optional<Integer> numaNode(String device) {
-        try {
-            return Optional.of(Integer.parseInt(Files.readString(
-                    Path.of("/sys/class/infiniband", device, "device", "numa_node")).trim()));
-        } catch (IOException | RuntimeException e) {
-            return Optional.empty();
-        }
     }
 
     /** On Ethernet (RoCE) the first IPv4-mapped GID (RoCE v2 over IPv4), else the first non-zero one; index 0 on InfiniBand. */
