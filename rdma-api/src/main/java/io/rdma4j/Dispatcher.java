@@ -53,8 +53,9 @@ final class Dispatcher {
     private final ManagerStats stats;
     private final RouteLog routeLog;
     /**
-     * The token of the last op routed from the cache, and its route: ops on one token in a row,
-     * the common case, skip the cache lookup (and its read recording). Holds that one token strongly.
+     * The token of the last op of the last action routed, and its route: actions on one token in
+     * a row, the common case, skip the cache lookup (and its read recording). Holds that one token
+     * strongly. Within an action, ops on one token in a row take its route once without this.
      */
     private volatile LastRoute lastRoute;
 
@@ -220,10 +221,19 @@ final class Dispatcher {
     private ActionGroup groups(List<RdmaAction.Op> ops, Set<String> required) {
         ActionGroup head = null;
         ActionGroup tail = null;
+        RdmaRemoteBuffer previousToken = null;  // ops on one token in a row take its route once
+        Route previous = null;
         try {
             for (int i = 0, n = ops.size(); i < n; i++) {
                 RdmaAction.Op op = ops.get(i);
-                Route route = route(op.remote(), required);
+                Route route;
+                if (op.remote() == previousToken) {
+                    route = previous;
+                } else {
+                    route = route(op.remote(), required);
+                    previousToken = op.remote();
+                    previous = route;
+                }
                 ActionGroup g = head;
                 while (g != null && g.transport != route.transport) {
                     g = g.next;
@@ -249,6 +259,12 @@ final class Dispatcher {
             }
             for (ActionGroup g = head; g != null; g = g.next) {
                 g.seal();
+            }
+            if (required == null && previousToken != null) {
+                LastRoute last = lastRoute;
+                if (last == null || last.token != previousToken) {
+                    lastRoute = new LastRoute(previousToken, previous); // the next action likely starts where this one ended
+                }
             }
             return head;
         } catch (RuntimeException | Error e) {
@@ -288,9 +304,6 @@ final class Dispatcher {
         LastRoute last = lastRoute;
         Route r = last != null && last.token == remote ? last.route : routes.getIfPresent(remote);
         if (r != null && (required == null || required.contains(r.transport.name()))) {
-            if (last == null || last.token != remote) {
-                lastRoute = new LastRoute(remote, r);
-            }
             return r;
         }
         Map<String, String> declined = new LinkedHashMap<>(0);
