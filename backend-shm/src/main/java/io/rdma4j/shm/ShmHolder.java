@@ -198,7 +198,11 @@ final class ShmHolder implements AutoCloseable {
         long id = remote.ref().bufferId();
         ShmPeer.Attachment attachment = peer.attachment(id);
         if (attachment == null) {
-            attachment = peer.remember(id, ask(remote, deadline));
+            attachment = peer.remember(id, remote.accessKey(), ask(remote, deadline));
+        }
+        if (!attachment.grantedTo(remote.accessKey())) {
+            // the owner granted this buffer to another key: this token's is wrong, refused as the owner would
+            throw ErrorCode.ACCESS_DENIED.toException(ShmProtocol.denied(id));
         }
         ShmProtocol.Grant grant = attachment.grant();
         if (op.remoteOffset() > grant.size() || op.length() > grant.size() - op.remoteOffset()) {

@@ -49,13 +49,20 @@ final class ShmPeer implements AutoCloseable {
         return table;
     }
 
-    /** What the owner granted for {@code bufferId}, or null when it has not been asked yet. */
+    /** What the owner granted for {@code bufferId}, to whichever key; null when it has not granted it yet. */
     Attachment attachment(long bufferId) {
         return attachments.get(bufferId);
     }
 
-    Attachment remember(long bufferId, ShmProtocol.Grant grant) {
-        Attachment fresh = new Attachment(grant);
+    /**
+     * Remembers what the owner granted for {@code bufferId} after it checked {@code accessKey}.
+     * When another thread remembered the same buffer first, that attachment is kept: both were
+     * granted to the buffer's one key.
+     *
+     * @param accessKey the key the owner checked; copied
+     */
+    Attachment remember(long bufferId, byte[] accessKey, ShmProtocol.Grant grant) {
+        Attachment fresh = new Attachment(grant, accessKey);
         Attachment prior = attachments.putIfAbsent(bufferId, fresh);
         return prior != null ? prior : fresh;
     }
@@ -90,19 +97,33 @@ final class ShmPeer implements AutoCloseable {
         return "owner pid " + pid + " (incarnation " + incarnation + ")";
     }
 
-    /** One granted buffer; its memory file is mapped on first use. */
+    /**
+     * One granted buffer and the access key the owner granted it to; its memory file is mapped on
+     * first use. A buffer has one key, so a token presenting any other one is forged: the owner
+     * would refuse it, and {@link #grantedTo} lets the holder refuse it without asking.
+     */
     final class Attachment implements AutoCloseable {
         private final ShmProtocol.Grant grant;
+        private final byte[] accessKey;
         private Arena arena;                       // guarded by this
         private volatile MemorySegment mapped;     // the buffer's range of the mapping, or null
         private boolean unmappable;                // guarded by this: mapping failed once, use system calls
 
-        Attachment(ShmProtocol.Grant grant) {
+        Attachment(ShmProtocol.Grant grant, byte[] accessKey) {
             this.grant = grant;
+            this.accessKey = accessKey.clone();
         }
 
         ShmProtocol.Grant grant() {
             return grant;
+        }
+
+        /**
+         * Whether the owner granted this buffer to {@code key}: compared in constant time, as the
+         * owner compares it.
+         */
+        boolean grantedTo(byte[] key) {
+            return java.security.MessageDigest.isEqual(accessKey, key);
         }
 
         /**
