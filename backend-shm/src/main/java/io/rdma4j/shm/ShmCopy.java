@@ -74,11 +74,21 @@ record ShmCopy(TransportOp op, MemorySegment mapped, ShmProtocol.Grant grant, Sh
                     + " bytes of buffer " + id + " were copied");
         }
         if (notFirst && !peer.table().isCurrent(grant.slot())) {
-            peer.forget(id);
-            throw ErrorCode.ACCESS_DENIED.toException(ShmProtocol.denied(id));
+            throw new Withdrawn(ShmProtocol.denied(id));
         }
         if (!cancel.begin()) {
             throw new TransportException(Kind.INTERNAL, "shm: op on buffer " + id + " cancelled");
+        }
+    }
+
+    /**
+     * The buffer went out of reach mid-copy: released (the table says so, or another thread
+     * unmapped it) or its memory gone from the owner. The holder then asks the owner why, whose
+     * answer is the op's failure; this exception's text is the failure when the owner cannot say.
+     */
+    static final class Withdrawn extends TransportException {
+        Withdrawn(String message) {
+            super(Kind.REMOTE_ACCESS, message);
         }
     }
 
@@ -94,8 +104,7 @@ record ShmCopy(TransportOp op, MemorySegment mapped, ShmProtocol.Grant grant, Sh
                 throw new TransportException(Kind.LOCAL_ACCESS, "shm: the local segment's arena was closed", e);
             }
             // another thread of this process found the buffer released and unmapped it
-            peer.forget(op.remote().bufferId());
-            throw ErrorCode.ACCESS_DENIED.toException(ShmProtocol.denied(op.remote().bufferId()));
+            throw new Withdrawn(ShmProtocol.denied(op.remote().bufferId()));
         }
     }
 
@@ -116,8 +125,8 @@ record ShmCopy(TransportOp op, MemorySegment mapped, ShmProtocol.Grant grant, Sh
         throw switch (errno) {
             case Errno.ESRCH -> new TransportException(Kind.PEER_UNREACHABLE, "shm: the owner process has exited ("
                     + call + ")");
-            case Errno.EFAULT -> ErrorCode.OWNER_MEMORY_CLOSED.toException("shm: the buffer's memory is no longer "
-                    + "mapped in the owner, closed without release? (" + call + ")");
+            case Errno.EFAULT -> new Withdrawn("shm: the buffer's memory is no longer mapped in the owner, closed "
+                    + "without release? (" + call + ")");
             default -> new TransportException(Kind.REMOTE_FAILURE, "shm: " + call);
         };
     }

@@ -212,17 +212,42 @@ final class ShmHolder implements AutoCloseable {
         int row = peer.table().enter(grant.slot());
         if (row == AccessTable.RELEASED) {
             peer.forget(id);
-            throw ErrorCode.ACCESS_DENIED.toException(ShmProtocol.denied(id));
+            throw ownersWord(remote, deadline, ErrorCode.ACCESS_DENIED.toException(ShmProtocol.denied(id)));
         }
         if (row == AccessTable.BUSY) {
             throw new TransportException(Kind.INTERNAL, "shm: " + AccessTable.HAZARDS
                     + " copies already in flight to " + peer);
         }
+        ShmCopy.Withdrawn withdrawn;
         try {
             MemorySegment mapped = attachment.mapping();
             copyInParts(op, new ShmCopy(op, mapped, grant, peer, deadline, cancel, chunk));
+            return;
+        } catch (ShmCopy.Withdrawn e) {
+            withdrawn = e;
         } finally {
             peer.table().exit(row);
+        }
+        peer.forget(id);
+        throw ownersWord(remote, deadline, withdrawn);
+    }
+
+    /**
+     * Why the owner no longer serves a buffer this holder found withdrawn (released, or its memory
+     * closed without release): the owner's refusal, asked once, so that the op fails as it would
+     * over TCP ("denied", or "the owner closed the arena of its memory without releasing it
+     * first"); {@code fallback} when the deadline passed, the owner cannot be asked, or it
+     * unexpectedly grants the buffer again.
+     */
+    private TransportException ownersWord(ShmRemote.Attached remote, Deadline deadline, TransportException fallback) {
+        if (deadline.isExpired()) {
+            return fallback;
+        }
+        try {
+            ask(remote, deadline);
+            return fallback;
+        } catch (TransportException e) {
+            return e.kind() == fallback.kind() || e.kind() == Kind.STALE_TOKEN ? e : fallback;
         }
     }
 

@@ -36,6 +36,17 @@ import java.util.concurrent.Executors;
  * thread; control requests on the control plane's virtual threads; {@link #submit} runs its ops
  * on a virtual thread, {@link #submitAndWait} on the caller's.
  *
+ * <p><b>Arenas closed without release.</b> A caller may close the arena of a segment it registered
+ * without releasing it first. TCP finds out at the next request (the owner pins the buffer);
+ * here holders copy without asking, so the owner looks at such segments' arenas every watchdog
+ * tick ({@value io.rdma4j.spi.Watchdog#TICK_MILLIS} ms) and withdraws a closed one from the access
+ * table; a holder's op then fails with the owner's word for it, as over TCP. What is promised:
+ * ops that start one tick or more after the close are refused. What is not: an op in the tick
+ * after the close may still copy the segment's memory, which the owner's allocator may have
+ * reused meanwhile (memory unmapped by the close fails such a copy at once). Only releasing before
+ * closing avoids that window, on any transport that copies without the owner's help. Memory from
+ * {@code allocate()} is closed by the manager only after release, and is not watched.
+ *
  * <p><b>Memory.</b> Registered segments stay the manager's or the caller's. The access table
  * (a memory file) and the pooled iovecs are this transport's, freed by {@link #close()}.
  */
@@ -67,6 +78,13 @@ final class ShmTransport implements Transport {
      */
     private record Published(AccessTable.Slot slot, MemorySegment segment, MemoryFile.Mapped file) {
     }
+
+    /** Memory files whose own registration (the one {@code allocate} made them for) came: later ones are watched. */
+    private final java.util.Set<Integer> claimedFiles = ConcurrentHashMap.newKeySet();
+    /** Registrations whose arena may close without release (caller memory, slices): id -> published. */
+    private final ConcurrentHashMap<Long, Published> watched = new ConcurrentHashMap<>();
+    /** Whether a watch of {@link #watched} is armed on the manager's watchdog. */
+    private final java.util.concurrent.atomic.AtomicBoolean watching = new java.util.concurrent.atomic.AtomicBoolean();
 
     /**
      * Opens the owner's table and does the permission step.
@@ -114,9 +132,69 @@ final class ShmTransport implements Transport {
     @Override
     public Registered register(long bufferId, MemorySegment segment) {
         return table.assign().map(slot -> {
-            published.put(bufferId, new Published(slot, segment, fileHolding(segment)));
+            Published p = new Published(slot, segment, fileHolding(segment));
+            published.put(bufferId, p);
+            if (!isAllocationOf(p)) {
+                watched.put(bufferId, p);
+                watch();
+            }
             return Registered.context(contextBytes);
         }).orElseGet(() -> Registered.notApplicable("shm access table full (" + AccessTable.SLOTS + " buffers)"));
+    }
+
+    /**
+     * Whether {@code p} is the registration {@link #allocate} made its memory file for (the first
+     * one of the whole file): the manager closes that arena only after releasing it, so it needs
+     * no watching. Any other segment's arena may close while it is registered.
+     */
+    private boolean isAllocationOf(Published p) {
+        MemoryFile.Mapped f = p.file();
+        return f != null && p.segment().address() == f.segment().address()
+                && p.segment().byteSize() == f.segment().byteSize() && claimedFiles.add(f.fd());
+    }
+
+    /** Arms the next look at the watched registrations, one tick from now, unless one is armed. */
+    private void watch() {
+        if (!closed && watching.compareAndSet(false, true)) {
+            context.watchdog().arm(WATCH_NANOS, this::withdrawClosed);
+        }
+    }
+
+    /** How often the watched registrations' arenas are looked at: every watchdog tick. */
+    private static final long WATCH_NANOS = java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(
+            io.rdma4j.spi.Watchdog.TICK_MILLIS);
+
+    /**
+     * On the watchdog's thread: withdraws from the access table every watched registration whose
+     * arena was closed without release, so that holders' next ops are refused (asked, the owner
+     * then says why: the arena was closed, as TCP says). Re-arms while anything is watched.
+     * Excludes {@link #close()}'s unmapping of the table by {@link #watchLock}.
+     */
+    private void withdrawClosed() {
+        synchronized (watchLock) {
+            watching.set(false);
+            if (!closed) {
+                withdrawClosedLocked();
+            }
+        }
+    }
+
+    private final Object watchLock = new Object();
+
+    private void withdrawClosedLocked() {
+        for (var e : watched.entrySet()) {
+            Published p = e.getValue();
+            if (!p.segment().scope().isAlive()) {
+                watched.remove(e.getKey(), p);
+                if (table.withdraw(p.slot())) {
+                    LOG.log(System.Logger.Level.DEBUG, "shm: buffer {0}: the owner closed the arena of its memory "
+                            + "without releasing it first; same-host holders are refused from now on", e.getKey());
+                }
+            }
+        }
+        if (!watched.isEmpty()) {
+            watch();
+        }
     }
 
     /** The memory file this transport allocated that contains {@code segment}, or null. */
@@ -140,7 +218,10 @@ final class ShmTransport implements Transport {
     @Override
     public MemorySegment allocate(long size, Arena arena) throws IOException {
         MemoryFile.Mapped mapped = MemoryFile.create("rdma4j-shm-buffer", size, arena,
-                fd -> files.values().removeIf(m -> m.fd() == fd));
+                fd -> {
+                    files.values().removeIf(m -> m.fd() == fd);
+                    claimedFiles.remove(fd);
+                });
         files.put(mapped.segment().address(), mapped);
         return mapped.segment();
     }
@@ -153,6 +234,7 @@ final class ShmTransport implements Transport {
     @Override
     public void release(long bufferId) {
         Published p = published.remove(bufferId);
+        watched.remove(bufferId);
         if (p != null && !table.revoke(p.slot(), releaseWait)) {
             LOG.log(System.Logger.Level.WARNING, "shm: a same-host holder was still copying buffer {0} after {1}; "
                     + "released anyway", bufferId, releaseWait);
@@ -258,6 +340,8 @@ final class ShmTransport implements Transport {
         closed = true;
         workers.close();        // waits for ops in flight: they are bounded by their deadlines
         holder.close();
-        table.close();
+        synchronized (watchLock) {      // a look at the watched arenas in progress ends first
+            table.close();
+        }
     }
 }

@@ -164,20 +164,45 @@ class ShmCrossProcessTest {
         }
     }
 
-    @Test
-    void ownerClosesArenaWithoutRelease_nextOpFailsCleanly() throws Exception {
-        try (ShmPeerProcess owner = ShmPeerProcess.start("size=" + MIB, "memory=register");
+    /**
+     * The owner closes the arena of a registered segment without releasing it (4 KiB: heap memory
+     * its allocator keeps mapped and may hand out again; 1 MiB: unmapped at once): reads are
+     * refused within moments, as over TCP, and so is every write afterwards.
+     */
+    @ParameterizedTest(name = "{0} bytes")
+    @CsvSource({"4096", "1048576"})
+    void ownerClosesArenaWithoutRelease_opsAreRefusedAsClosed(long size) throws Exception {
+        try (ShmPeerProcess owner = ShmPeerProcess.start("size=" + size, "memory=register");
              RdmaManager holder = holder("shm");
              Arena arena = Arena.ofShared()) {
-            MemorySegment local = arena.allocate(MIB, 8);
+            MemorySegment local = arena.allocate(size, 8);
             holder.read(owner.token(), local, TIMEOUT).join();
 
             assertEquals("OK", owner.command("closearena"));
-            Throwable failure = failureOf(holder.read(owner.token(), local, TIMEOUT));
+            Throwable read = firstRefusedRead(holder, owner.token(), local);
+            Throwable write = failureOf(holder.write(owner.token(), local, TIMEOUT));
 
-            assertTrue(causeOf(failure, RemoteAccessException.class), String.valueOf(failure));
+            for (Throwable refused : List.of(read, write)) {
+                assertTrue(causeOf(refused, RemoteAccessException.class), String.valueOf(refused));
+                assertTrue(refused.getMessage().endsWith(CLOSED), refused.getMessage());
+            }
             assertTrue(owner.command("crc").startsWith("ERR"), "the owner's arena is closed, the owner still answers");
         }
+    }
+
+    private static final String CLOSED = "the owner closed the arena of its memory without releasing it first";
+
+    /** Reads until one is refused (the owner notices a closed arena within a few milliseconds); fails after 10 s. */
+    private static Throwable firstRefusedRead(RdmaManager holder, RdmaRemoteBuffer token, MemorySegment local) {
+        long end = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+        while (System.nanoTime() - end < 0) {
+            try {
+                holder.read(token, local, TIMEOUT).join();
+            } catch (CompletionException e) {
+                return e.getCause();
+            }
+        }
+        throw new AssertionError("reads still succeed 10 s after the owner closed the arena");
     }
 
     @Test
