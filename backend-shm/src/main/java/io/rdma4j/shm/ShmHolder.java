@@ -92,6 +92,16 @@ final class ShmHolder implements AutoCloseable {
         }
         Object peer = peers.computeIfAbsent(ref.incarnation(), inc -> attach(inc, ref, context));
         if (peer instanceof ShmPeer p) {
+            if (!context.memoryFile() && !p.crossMemory()) {
+                String why = "the owner does not permit cross-memory attach (" + p.refusal()
+                        + "), and the buffer is not one of its memory files";
+                if (p.firstRouteLog()) {
+                    LOG.log(System.Logger.Level.INFO, "shm: owner {0} (pid {1}): allocate()d buffers are mapped; other "
+                            + "registered memory goes by the next transport: {2}", ref.owner(), String.valueOf(context.pid()), why);
+                }
+                throw new TransportException(Kind.PEER_UNREACHABLE, "shm cannot reach buffer " + ref.bufferId()
+                        + " of " + ref.owner() + ": " + why);
+            }
             return new ShmRemote.Attached(ref, p);
         }
         throw new TransportException(Kind.PEER_UNREACHABLE, "shm cannot reach " + ref.owner() + ": " + peer);
@@ -100,14 +110,11 @@ final class ShmHolder implements AutoCloseable {
     /** An attached peer, or the reason (a String) why not; logs a refusal once, at INFO. */
     private Object attach(String incarnation, RemoteBufferRef ref, ShmContext context) {
         String reason = self.whyNotReachable(context.host()).orElse(null);
-        if (reason == null && !context.refusal().isEmpty()) {
-            reason = "the owner does not permit cross-memory attach: " + context.refusal();
-        }
         AccessTable table = null;
         if (reason == null) {
             try {
                 table = AccessTable.attach(context.pid(), context.tableFd());
-                int errno = probe(context);
+                int errno = context.refusal().isEmpty() ? probe(context) : 0;     // else: no attach is tried at all
                 if (errno != 0) {
                     reason = "the kernel refused process_vm_readv on owner pid " + context.pid() + ": "
                             + Errno.describe(errno);
@@ -121,13 +128,13 @@ final class ShmHolder implements AutoCloseable {
                 table.close();
             }
             LOG.log(System.Logger.Level.INFO, "shm: falling back to the next transport for owner {0} (pid {1}): {2}",
-                    ref.owner(), context.pid(), reason);
+                    ref.owner(), String.valueOf(context.pid()), reason);
             return reason;
         }
         int pidfd = Libc.pidfdOpen(context.pid());
         LOG.log(System.Logger.Level.DEBUG, "shm: attached to owner {0} (pid {1}, pidfd {2})", ref.owner(),
-                context.pid(), pidfd);
-        return new ShmPeer(incarnation, context.pid(), table, Math.max(pidfd, -1));
+                String.valueOf(context.pid()), pidfd);
+        return new ShmPeer(incarnation, context.pid(), table, Math.max(pidfd, -1), context.refusal());
     }
 
     /** Reads the first 8 bytes of the owner's table with process_vm_readv: the ptrace check, for real. */
@@ -221,6 +228,10 @@ final class ShmHolder implements AutoCloseable {
         ShmCopy.Withdrawn withdrawn;
         try {
             MemorySegment mapped = attachment.mapping();
+            if (mapped == null && !peer.crossMemory()) {
+                throw new TransportException(Kind.REMOTE_FAILURE, "shm: cannot map the memory file of buffer " + id
+                        + " of " + peer + ", and the owner does not permit cross-memory attach (" + peer.refusal() + ")");
+            }
             copyInParts(op, new ShmCopy(op, mapped, grant, peer, deadline, cancel, chunk));
             return;
         } catch (ShmCopy.Withdrawn e) {

@@ -22,18 +22,38 @@ final class ShmPeer implements AutoCloseable {
     private final long pid;
     private final AccessTable table;
     private final int pidfd;                // -1 when pidfd_open failed: then no memory file is mapped
+    private final String refusal;           // "" when the owner lets this process cross-memory attach
+    private final java.util.concurrent.atomic.AtomicBoolean routeLogged = new java.util.concurrent.atomic.AtomicBoolean();
     private final ConcurrentHashMap<Long, Attachment> attachments = new ConcurrentHashMap<>();
 
     /**
      * @param pidfd a process descriptor of the owner ({@code pidfd_open}), now owned by this peer;
      *              or -1 when there is none, which keeps copies on cross-memory attach (whose
      *              errors tell a dead owner) instead of mappings (which outlive it)
+     * @param refusal "" when the owner lets same-user peers cross-memory attach to it; otherwise
+     *                why not (its token said so): then only its memory files are reached, by mapping
      */
-    ShmPeer(String incarnation, long pid, AccessTable table, int pidfd) {
+    ShmPeer(String incarnation, long pid, AccessTable table, int pidfd, String refusal) {
         this.incarnation = incarnation;
         this.pid = pid;
         this.table = table;
         this.pidfd = pidfd;
+        this.refusal = refusal;
+    }
+
+    /** Whether this process may copy the owner's memory with cross-memory attach. */
+    boolean crossMemory() {
+        return refusal.isEmpty();
+    }
+
+    /** Why not, or "". */
+    String refusal() {
+        return refusal;
+    }
+
+    /** True the first time only: the route of the owner's non-file memory is logged once per peer. */
+    boolean firstRouteLog() {
+        return routeLogged.compareAndSet(false, true);
     }
 
     /** The owner's process descriptor, or -1. */

@@ -1,7 +1,5 @@
 package io.rdma4j.shm;
 
-import io.rdma4j.shm.ffi.Errno;
-import io.rdma4j.shm.ffi.Libc;
 import io.rdma4j.shm.ffi.MemoryFile;
 import io.rdma4j.spi.BufferAccessException;
 import io.rdma4j.spi.Deadline;
@@ -47,6 +45,12 @@ import java.util.concurrent.Executors;
  * closing avoids that window, on any transport that copies without the owner's help. Memory from
  * {@code allocate()} is closed by the manager only after release, and is not watched.
  *
+ * <p><b>Permission.</b> Nothing the kernel protects is loosened unless the user opted in with
+ * {@link ShmSettings#ALLOW_ANY_PTRACER} ({@link AnyPtracer}). Where same-user peers may not
+ * cross-memory attach to this process (Yama's {@code ptrace_scope} 1 without the opt-in, 2),
+ * tokens say so: holders then map this owner's {@code allocate()}d buffers (memory files) and
+ * route its other registered memory to the next transport, and the owner grants them nothing else.
+ *
  * <p><b>Memory.</b> Registered segments stay the manager's or the caller's. The access table
  * (a memory file) and the pooled iovecs are this transport's, freed by {@link #close()}.
  */
@@ -56,8 +60,10 @@ final class ShmTransport implements Transport {
 
     private final TransportContext context;
     private final AccessTable table;
-    private final byte[] contextBytes;
+    private final byte[] fileContext;          // the token context of buffers in a memory file
+    private final byte[] otherContext;         // ... of other memory
     private final String refusal;
+    private final boolean appliedPtracer;      // this transport holds one AnyPtracer.apply()
     private final Duration releaseWait;
     private final ShmHolder holder;
     private final ConcurrentHashMap<Long, Published> published = new ConcurrentHashMap<>();
@@ -94,30 +100,21 @@ final class ShmTransport implements Transport {
     ShmTransport(TransportContext context, HostIdentity identity, PtraceScope scope) throws IOException {
         this.context = context;
         this.releaseWait = context.settings().get(ShmSettings.RELEASE_WAIT);
-        this.refusal = grantAttach(context.settings().get(ShmSettings.SKIP_PTRACER), scope);
         this.table = AccessTable.create();
-        this.contextBytes = new ShmContext(identity, ProcessHandle.current().pid(), table.fd(), table.address(), refusal)
-                .toBytes();
+        AnyPtracer.Plan plan = AnyPtracer.plan(scope, context.settings().get(ShmSettings.ALLOW_ANY_PTRACER));
+        String why = plan.setAnyPtracer() ? AnyPtracer.apply() : plan.refusal();
+        this.appliedPtracer = plan.setAnyPtracer() && why.isEmpty();
+        this.refusal = why;
+        if (!refusal.isEmpty()) {
+            LOG.log(System.Logger.Level.INFO, "shm: same-host peers may not attach to this process ({0}): they map "
+                    + "its allocate()d buffers and reach its other registered memory by the next transport", refusal);
+        }
+        long pid = ProcessHandle.current().pid();
+        this.fileContext = new ShmContext(identity, pid, table.fd(), table.address(), true, refusal).toBytes();
+        this.otherContext = new ShmContext(identity, pid, table.fd(), table.address(), false, refusal).toBytes();
         this.holder = new ShmHolder(identity, context.incarnation(), context.registrations(), context.control(),
                 (long) context.settings().get(ShmSettings.CHUNK_MIB) << 20, context.settings().get(ShmSettings.COPY_THREADS));
         context.control().onRequest(this::serve);
-    }
-
-    /** The permission step; returns "" when holders may attach, else why not (it goes into tokens). */
-    private static String grantAttach(boolean skip, PtraceScope scope) {
-        if (skip) {
-            return "permission step skipped (rdma.shm.skipPtracer=true)";
-        }
-        if (scope != PtraceScope.RESTRICTED) {
-            return "";
-        }
-        int errno = Libc.allowAnyPtracer();
-        if (errno != 0) {
-            String why = "prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY) failed under Yama ptrace_scope=1: " + Errno.describe(errno);
-            LOG.log(System.Logger.Level.INFO, "shm: {0}; same-host peers will use another transport", why);
-            return why;
-        }
-        return "";
     }
 
     @Override
@@ -138,7 +135,7 @@ final class ShmTransport implements Transport {
                 watched.put(bufferId, p);
                 watch();
             }
-            return Registered.context(contextBytes);
+            return Registered.context(p.file() != null ? fileContext : otherContext);
         }).orElseGet(() -> Registered.notApplicable("shm access table full (" + AccessTable.SLOTS + " buffers)"));
     }
 
@@ -245,9 +242,6 @@ final class ShmTransport implements Transport {
     @SuppressWarnings("try")    // the pin is held, not used: it keeps the memory alive while the grant is built
     private byte[] serve(Endpoint from, byte[] payload) {
         ShmProtocol.Attach attach = ShmProtocol.readAttach(payload);
-        if (!refusal.isEmpty()) {
-            return ShmProtocol.refused(ShmProtocol.NOT_PERMITTED & 0xff, "owner does not permit cross-memory attach: " + refusal);
-        }
         try {
             LocalBuffer buffer = context.registrations().lookup(attach.incarnation(), attach.bufferId(),
                     attach.accessKey(), 0, 1);
@@ -257,6 +251,10 @@ final class ShmTransport implements Transport {
                     return ShmProtocol.refused(ErrorCode.ACCESS_DENIED.wire(), ShmProtocol.denied(attach.bufferId()));
                 }
                 MemoryFile.Mapped f = p.file();
+                if (f == null && !refusal.isEmpty()) {      // its token told the holder so; it asked anyway
+                    return ShmProtocol.refused(ShmProtocol.NOT_PERMITTED & 0xff,
+                            "owner does not permit cross-memory attach: " + refusal);
+                }
                 return ShmProtocol.granted(new ShmProtocol.Grant(ProcessHandle.current().pid(), table.fd(), p.slot(),
                         p.segment().address(), p.segment().byteSize(), f == null ? -1 : f.fd(),
                         f == null ? 0 : p.segment().address() - f.segment().address(),
@@ -331,7 +329,11 @@ final class ShmTransport implements Transport {
         }
     }
 
-    /** Stops the op threads, unmaps peers' tables and closes this owner's table. Idempotent. */
+    /**
+     * Stops the op threads, unmaps peers' tables, closes this owner's table and, when this
+     * transport applied {@link ShmSettings#ALLOW_ANY_PTRACER}, ends that (the last one undoes the
+     * prctl). Idempotent.
+     */
     @Override
     public synchronized void close() {
         if (closed) {
@@ -342,6 +344,9 @@ final class ShmTransport implements Transport {
         holder.close();
         synchronized (watchLock) {      // a look at the watched arenas in progress ends first
             table.close();
+        }
+        if (appliedPtracer) {
+            AnyPtracer.release();
         }
     }
 }

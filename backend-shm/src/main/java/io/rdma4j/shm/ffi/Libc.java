@@ -96,9 +96,25 @@ public final class Libc {
      * @throws IllegalStateException if {@code prctl} cannot be bound
      */
     public static int allowAnyPtracer() {
+        return setPtracer(PR_SET_PTRACER_ANY);
+    }
+
+    /**
+     * {@code prctl(PR_SET_PTRACER, 0, 0, 0, 0)}: undoes {@link #allowAnyPtracer()}, so that Yama's
+     * {@code ptrace_scope = 1} again lets only this process's ancestors attach to it.
+     *
+     * @return 0 on success, otherwise the {@code errno} ({@link Errno#EINVAL} without Yama); never
+     *         throws for a failed call
+     * @throws IllegalStateException if {@code prctl} cannot be bound
+     */
+    public static int clearPtracer() {
+        return setPtracer(0L);
+    }
+
+    private static int setPtracer(long ptracer) {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment state = arena.allocate(CAPTURE_STATE);
-            int rc = (int) Prctl.HANDLE.invokeExact(state, PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0L, 0L, 0L);
+            int rc = (int) Prctl.HANDLE.invokeExact(state, PR_SET_PTRACER, ptracer, 0L, 0L, 0L);
             return rc == 0 ? 0 : (int) ERRNO.get(state, 0L);
         } catch (Throwable t) {
             throw new IllegalStateException("prctl(PR_SET_PTRACER) could not be called: " + t, t);
