@@ -14,8 +14,20 @@ import java.lang.foreign.MemorySegment;
  * One announced op's copy, run as one or several ranges (possibly on several threads), each in
  * pieces of at most {@code chunk} bytes: {@link MemorySegment#copy} when the owner's memory file
  * is mapped here, {@code process_vm_readv}/{@code writev} otherwise. Before every piece: the
- * deadline, the buffer's release, cancellation and (for mappings, which outlive their owner) the
- * owner's liveness. The caller holds the op's row in the owner's access table for the whole copy.
+ * deadline, the buffer's release and cancellation. The caller holds the op's row in the owner's
+ * access table for the whole copy.
+ *
+ * <p><b>The right process.</b> A system call names the owner by pid, which the kernel may give
+ * to another process once the owner died and was reaped. So the owner's pidfd (which names the
+ * process itself) is asked before each system-call piece and after every piece: a piece that
+ * starts after the owner died does not run, and an op with a piece that overlapped its death
+ * fails ({@link Kind#PEER_UNREACHABLE}). What that promises: a failed read's local segment is
+ * not reported as filled (its bytes are unspecified); no write starts into a process the pid
+ * names after the owner's death was visible. What it cannot: between the check before a piece
+ * and the system call there remain the few microseconds in which the owner could die, be reaped
+ * and have its pid taken by a new process of the same user, which needs the kernel to hand out
+ * every other pid in between (or a privileged {@code ns_last_pid} write); the check after the
+ * piece then fails the op, but the bytes went where that pid pointed.
  *
  * @param op       the op
  * @param mapped   the buffer mapped here, or null for system calls
@@ -38,29 +50,28 @@ record ShmCopy(TransportOp op, MemorySegment mapped, ShmProtocol.Grant grant, Sh
         boolean read = op.type() == TransportOp.OpType.READ_INTO_LOCAL;
         for (long done = from, n; done < to; done += n) {
             n = Math.min(chunk, to - done);
-            if (done > from && mapped != null) {
-                checkOwnerAlive(copier);
-            }
             beginPiece(done > 0);
             try {
                 if (mapped != null) {
                     copyMapped(read, done, n);
                 } else {
+                    checkOwnerAlive(copier);        // the pid still names the owner: no write into another process
                     copyBySystemCall(read, done, n, copier);
                 }
             } finally {
                 cancel.end();
             }
+            checkOwnerAlive(copier);                // the owner lived through the piece
         }
     }
 
     /**
-     * After a copy through a mapping: fails it when the owner exited meanwhile (the mapping
-     * outlives the owner, so the copy itself cannot tell). No-op for system calls, which fail
-     * with {@code ESRCH} by themselves.
+     * Fails the op when the owner has exited, as its pidfd says: the pid the system calls use may
+     * name another process by now, and a mapping outlives its owner, so neither copy can tell by
+     * itself.
      */
     void checkOwnerAlive(ProcessVmCopier copier) {
-        if (mapped != null && copier.hasExited(peer.pidfd())) {
+        if (copier.hasExited(peer.pidfd())) {
             throw new TransportException(Kind.PEER_UNREACHABLE, "shm: the owner process has exited (buffer "
                     + op.remote().bufferId() + " at " + peer + ")");
         }

@@ -132,9 +132,17 @@ final class ShmHolder implements AutoCloseable {
             return reason;
         }
         int pidfd = Libc.pidfdOpen(context.pid());
+        if (pidfd < 0) {
+            table.close();
+            reason = "pidfd_open(" + context.pid() + ") failed (" + Errno.describe(-pidfd) + "): without a process "
+                    + "descriptor a copy cannot be sure to reach the owner rather than a process that took its pid";
+            LOG.log(System.Logger.Level.INFO, "shm: falling back to the next transport for owner {0} (pid {1}): {2}",
+                    ref.owner(), String.valueOf(context.pid()), reason);
+            return reason;
+        }
         LOG.log(System.Logger.Level.DEBUG, "shm: attached to owner {0} (pid {1}, pidfd {2})", ref.owner(),
                 String.valueOf(context.pid()), pidfd);
-        return new ShmPeer(incarnation, context.pid(), table, Math.max(pidfd, -1), context.refusal());
+        return new ShmPeer(incarnation, context.pid(), table, pidfd, context.refusal());
     }
 
     /** Reads the first 8 bytes of the owner's table with process_vm_readv: the ptrace check, for real. */
@@ -303,7 +311,6 @@ final class ShmHolder implements AutoCloseable {
                     throw failure;
                 }
             }
-            copy.checkOwnerAlive(copier);
         } finally {
             giveBack(copier);
         }

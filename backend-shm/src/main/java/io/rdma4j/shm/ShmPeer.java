@@ -21,15 +21,14 @@ final class ShmPeer implements AutoCloseable {
     private final String incarnation;
     private final long pid;
     private final AccessTable table;
-    private final int pidfd;                // -1 when pidfd_open failed: then no memory file is mapped
+    private final int pidfd;                // names the owner process itself, whatever its pid names later
     private final String refusal;           // "" when the owner lets this process cross-memory attach
     private final java.util.concurrent.atomic.AtomicBoolean routeLogged = new java.util.concurrent.atomic.AtomicBoolean();
     private final ConcurrentHashMap<Long, Attachment> attachments = new ConcurrentHashMap<>();
 
     /**
-     * @param pidfd a process descriptor of the owner ({@code pidfd_open}), now owned by this peer;
-     *              or -1 when there is none, which keeps copies on cross-memory attach (whose
-     *              errors tell a dead owner) instead of mappings (which outlive it)
+     * @param pidfd a process descriptor of the owner ({@code pidfd_open}), now owned by this peer:
+     *              copies ask it whether the owner still lives
      * @param refusal "" when the owner lets same-user peers cross-memory attach to it; otherwise
      *                why not (its token said so): then only its memory files are reached, by mapping
      */
@@ -56,7 +55,7 @@ final class ShmPeer implements AutoCloseable {
         return routeLogged.compareAndSet(false, true);
     }
 
-    /** The owner's process descriptor, or -1. */
+    /** The owner's process descriptor. */
     int pidfd() {
         return pidfd;
     }
@@ -105,7 +104,7 @@ final class ShmPeer implements AutoCloseable {
         attachments.values().forEach(Attachment::close);
         attachments.clear();
         table.close();
-        if (pidfd >= 0 && closedPidfd.compareAndSet(false, true)) {
+        if (closedPidfd.compareAndSet(false, true)) {
             Libc.close(pidfd);
         }
     }
@@ -152,7 +151,7 @@ final class ShmPeer implements AutoCloseable {
          */
         MemorySegment mapping() {
             MemorySegment m = mapped;
-            if (m != null || grant.memFd() < 0 || pidfd < 0) {
+            if (m != null || grant.memFd() < 0) {
                 return m;
             }
             synchronized (this) {
