@@ -19,7 +19,8 @@ import java.lang.foreign.MemorySegment;
  *
  * <p><b>The right process.</b> A system call names the owner by pid, which the kernel may give
  * to another process once the owner died and was reaped. So the owner's pidfd (which names the
- * process itself) is asked before each system-call piece and after every piece: a piece that
+ * process itself) is asked before the first system-call piece of a range and after every piece
+ * (which is also the check before the next one): a piece that
  * starts after the owner died does not run, and an op with a piece that overlapped its death
  * fails ({@link Kind#PEER_UNREACHABLE}). What that promises: a failed read's local segment is
  * not reported as filled (its bytes are unspecified); no write starts into a process the pid
@@ -55,13 +56,15 @@ record ShmCopy(TransportOp op, MemorySegment mapped, ShmProtocol.Grant grant, Sh
                 if (mapped != null) {
                     copyMapped(read, done, n);
                 } else {
-                    checkOwnerAlive(copier);        // the pid still names the owner: no write into another process
+                    if (done == from) {             // later pieces: the check after the previous one is this check
+                        checkOwnerAlive(copier);    // the pid still names the owner: no write into another process
+                    }
                     copyBySystemCall(read, done, n, copier);
                 }
             } finally {
                 cancel.end();
             }
-            checkOwnerAlive(copier);                // the owner lived through the piece
+            checkOwnerAlive(copier);                // the owner lived through the piece (and the next may start)
         }
     }
 
