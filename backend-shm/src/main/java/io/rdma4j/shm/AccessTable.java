@@ -22,9 +22,12 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
  * "no access after release" hold even though holders copy without asking the owner.
  *
  * <p>The owner creates it in a memory file ({@code memfd_create}) and maps it; a holder on the
- * same host opens the owner's descriptor through {@code /proc/<owner pid>/fd/<fd>} (the kernel
- * allows that to exactly the processes that may read the owner's memory) and maps the same pages.
- * Atomic operations on the mapping are atomic across both processes.
+ * same host opens the owner's descriptor through {@code /proc/<owner pid>/fd/<fd>} and maps the
+ * same pages. Atomic operations on the mapping are atomic across both processes. The kernel lets
+ * every process of the owner's user open that path (a {@code PTRACE_MODE_READ} check, which Yama
+ * does not restrict), so the table coordinates holders that follow this protocol; it guards
+ * nothing against a hostile one, which may write it (the file's size is sealed, so it cannot
+ * shrink it under the owner).
  * <pre>
  *   header   magic, slot count, hazard count
  *   slots    one long per registered buffer: its generation, 0 when free or released
