@@ -46,7 +46,7 @@ final class SettingsCheck {
                     Map.entry("rdma.ibverbs.peerSilenceLimit", "RDMA_IBVERBS_PEER_SILENCE_LIMIT")),
             "shm", Map.of(
                     "rdma.shm.disable", "RDMA_SHM_DISABLE",
-                    "rdma.shm.skipPtracer", "RDMA_SHM_SKIP_PTRACER",
+                    "rdma.shm.allowAnyPtracer", "RDMA_SHM_ALLOW_ANY_PTRACER",
                     "rdma.shm.chunkMiB", "RDMA_SHM_CHUNK_MB",
                     "rdma.shm.copyThreads", "RDMA_SHM_COPY_THREADS",
                     "rdma.shm.releaseWait", "RDMA_SHM_RELEASE_WAIT"));

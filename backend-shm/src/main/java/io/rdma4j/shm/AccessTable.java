@@ -22,9 +22,12 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
  * "no access after release" hold even though holders copy without asking the owner.
  *
  * <p>The owner creates it in a memory file ({@code memfd_create}) and maps it; a holder on the
- * same host opens the owner's descriptor through {@code /proc/<owner pid>/fd/<fd>} (the kernel
- * allows that to exactly the processes that may read the owner's memory) and maps the same pages.
- * Atomic operations on the mapping are atomic across both processes.
+ * same host opens the owner's descriptor through {@code /proc/<owner pid>/fd/<fd>} and maps the
+ * same pages. Atomic operations on the mapping are atomic across both processes. The kernel lets
+ * every process of the owner's user open that path (a {@code PTRACE_MODE_READ} check, which Yama
+ * does not restrict), so the table coordinates holders that follow this protocol; it guards
+ * nothing against a hostile one, which may write it (the file's size is sealed, so it cannot
+ * shrink it under the owner).
  * <pre>
  *   header   magic, slot count, hazard count
  *   slots    one long per registered buffer: its generation, 0 when free or released
@@ -42,7 +45,8 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
  * A row of a holder that died is ignored (its pid is no longer alive).
  *
  * <p><b>Threading.</b> Slot assignment ({@link #assign}, {@link #revoke}) is for one thread at a
- * time (the manager's registration thread); {@link #enter}/{@link #exit} for any holder thread.
+ * time (the manager's registration thread); {@link #withdraw} for any owner thread;
+ * {@link #enter}/{@link #exit} for any holder thread.
  * {@link #close()} is idempotent and must follow the last use.
  */
 public final class AccessTable implements AutoCloseable {
@@ -177,10 +181,11 @@ public final class AccessTable implements AutoCloseable {
      */
     public boolean revoke(Slot slot, Duration maxWait) {
         requireOwner();
-        if (!used.get(slot.index()) || (long) LONG.getVolatile(table, slotOffset(slot.index())) != slot.generation()) {
-            return true;
+        long now = (long) LONG.getVolatile(table, slotOffset(slot.index()));
+        if (!used.get(slot.index()) || (now != slot.generation() && now != 0)) {
+            return true;        // free, or another buffer's since
         }
-        LONG.setVolatile(table, slotOffset(slot.index()), 0L);
+        LONG.setVolatile(table, slotOffset(slot.index()), 0L);      // 0 already when withdrawn
         long deadline = System.nanoTime() + maxWait.toNanos();
         boolean quiet = true;
         for (int row = 0; row < HAZARDS; row++) {
@@ -203,6 +208,21 @@ public final class AccessTable implements AutoCloseable {
         }
         used.clear(slot.index());
         return quiet;
+    }
+
+    /**
+     * Owner, from any thread: ends new access to {@code slot} now, without waiting for copies in
+     * flight and without freeing the slot: holders that enter afterwards find the buffer released.
+     * For a buffer whose memory went away under the owner (its arena closed without release);
+     * {@link #revoke} still follows at the release, and waits and frees the slot then. Revoking
+     * must happen at most once per assignment (the manager releases each id once).
+     *
+     * @param slot what {@link #assign} returned
+     * @return true when this call ended the access; false when it had already ended
+     */
+    public boolean withdraw(Slot slot) {
+        requireOwner();
+        return LONG.compareAndSet(table, slotOffset(slot.index()), slot.generation(), 0L);
     }
 
     private boolean announces(int row, Slot slot) {

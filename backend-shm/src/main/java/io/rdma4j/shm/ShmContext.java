@@ -13,11 +13,16 @@ import java.util.Objects;
  * @param pid          the owner's process id, in its pid namespace (which {@code host} names)
  * @param tableFd      the descriptor of the owner's {@link AccessTable}
  * @param tableAddress where the owner mapped its table: a harmless address for a holder's probe copy
- * @param refusal      empty when the owner lets same-host holders attach; otherwise why not
+ * @param memoryFile   whether the buffer lies in a memory file of the owner ({@code allocate()}),
+ *                     which holders map instead of attaching to the owner
+ * @param refusal      empty when the owner lets same-user holders cross-memory attach to it;
+ *                     otherwise why not: holders then reach only its memory files, and its other
+ *                     registered memory by the next transport
  */
-public record ShmContext(HostIdentity host, long pid, int tableFd, long tableAddress, String refusal) {
+public record ShmContext(HostIdentity host, long pid, int tableFd, long tableAddress, boolean memoryFile,
+                         String refusal) {
 
-    private static final byte FORMAT = 1;
+    private static final byte FORMAT = 2;
     private static final int MAX_REFUSAL = 512;
 
     /**
@@ -39,15 +44,16 @@ public record ShmContext(HostIdentity host, long pid, int tableFd, long tableAdd
     }
 
     /**
-     * The token bytes: format, identity, pid, table fd and address, refusal (length-prefixed UTF-8).
+     * The token bytes: format, identity, pid, table fd and address, memory file (one byte, 0 or
+     * 1), refusal (length-prefixed UTF-8).
      *
      * @return new bytes
      */
     public byte[] toBytes() {
         byte[] text = refusal.getBytes(java.nio.charset.StandardCharsets.UTF_8);
-        return ByteBuffer.allocate(1 + HostIdentity.ENCODED_BYTES + 8 + 4 + 8 + 2 + text.length).put(FORMAT)
+        return ByteBuffer.allocate(1 + HostIdentity.ENCODED_BYTES + 8 + 4 + 8 + 1 + 2 + text.length).put(FORMAT)
                 .put(host.toBytes()).putLong(pid).putInt(tableFd).putLong(tableAddress)
-                .putShort((short) text.length).put(text).array();
+                .put((byte) (memoryFile ? 1 : 0)).putShort((short) text.length).put(text).array();
     }
 
     /**
@@ -68,6 +74,10 @@ public record ShmContext(HostIdentity host, long pid, int tableFd, long tableAdd
             long pid = in.getLong();
             int fd = in.getInt();
             long address = in.getLong();
+            byte file = in.get();
+            if (file != 0 && file != 1) {
+                throw new IllegalArgumentException("shm context memory-file flag " + file);
+            }
             int length = in.getShort() & 0xffff;
             if (length > MAX_REFUSAL || length != in.remaining()) {
                 throw new IllegalArgumentException("shm context refusal of " + length + " bytes, "
@@ -75,7 +85,7 @@ public record ShmContext(HostIdentity host, long pid, int tableFd, long tableAdd
             }
             byte[] text = new byte[length];
             in.get(text);
-            return new ShmContext(host, pid, fd, address, new String(text, java.nio.charset.StandardCharsets.UTF_8));
+            return new ShmContext(host, pid, fd, address, file == 1, new String(text, java.nio.charset.StandardCharsets.UTF_8));
         } catch (java.nio.BufferUnderflowException e) {
             throw new IllegalArgumentException("truncated shm context (" + bytes.length + " bytes)", e);
         }

@@ -14,8 +14,21 @@ import java.lang.foreign.MemorySegment;
  * One announced op's copy, run as one or several ranges (possibly on several threads), each in
  * pieces of at most {@code chunk} bytes: {@link MemorySegment#copy} when the owner's memory file
  * is mapped here, {@code process_vm_readv}/{@code writev} otherwise. Before every piece: the
- * deadline, the buffer's release, cancellation and (for mappings, which outlive their owner) the
- * owner's liveness. The caller holds the op's row in the owner's access table for the whole copy.
+ * deadline, the buffer's release and cancellation. The caller holds the op's row in the owner's
+ * access table for the whole copy.
+ *
+ * <p><b>The right process.</b> A system call names the owner by pid, which the kernel may give
+ * to another process once the owner died and was reaped. So the owner's pidfd (which names the
+ * process itself) is asked before the first system-call piece of a range and after every piece
+ * (which is also the check before the next one): a piece that
+ * starts after the owner died does not run, and an op with a piece that overlapped its death
+ * fails ({@link Kind#PEER_UNREACHABLE}). What that promises: a failed read's local segment is
+ * not reported as filled (its bytes are unspecified); no write starts into a process the pid
+ * names after the owner's death was visible. What it cannot: between the check before a piece
+ * and the system call there remain the few microseconds in which the owner could die, be reaped
+ * and have its pid taken by a new process of the same user, which needs the kernel to hand out
+ * every other pid in between (or a privileged {@code ns_last_pid} write); the check after the
+ * piece then fails the op, but the bytes went where that pid pointed.
  *
  * @param op       the op
  * @param mapped   the buffer mapped here, or null for system calls
@@ -38,29 +51,30 @@ record ShmCopy(TransportOp op, MemorySegment mapped, ShmProtocol.Grant grant, Sh
         boolean read = op.type() == TransportOp.OpType.READ_INTO_LOCAL;
         for (long done = from, n; done < to; done += n) {
             n = Math.min(chunk, to - done);
-            if (done > from && mapped != null) {
-                checkOwnerAlive(copier);
-            }
             beginPiece(done > 0);
             try {
                 if (mapped != null) {
                     copyMapped(read, done, n);
                 } else {
+                    if (done == from) {             // later pieces: the check after the previous one is this check
+                        checkOwnerAlive(copier);    // the pid still names the owner: no write into another process
+                    }
                     copyBySystemCall(read, done, n, copier);
                 }
             } finally {
                 cancel.end();
             }
+            checkOwnerAlive(copier);                // the owner lived through the piece (and the next may start)
         }
     }
 
     /**
-     * After a copy through a mapping: fails it when the owner exited meanwhile (the mapping
-     * outlives the owner, so the copy itself cannot tell). No-op for system calls, which fail
-     * with {@code ESRCH} by themselves.
+     * Fails the op when the owner has exited, as its pidfd says: the pid the system calls use may
+     * name another process by now, and a mapping outlives its owner, so neither copy can tell by
+     * itself.
      */
     void checkOwnerAlive(ProcessVmCopier copier) {
-        if (mapped != null && copier.hasExited(peer.pidfd())) {
+        if (copier.hasExited(peer.pidfd())) {
             throw new TransportException(Kind.PEER_UNREACHABLE, "shm: the owner process has exited (buffer "
                     + op.remote().bufferId() + " at " + peer + ")");
         }
@@ -74,11 +88,21 @@ record ShmCopy(TransportOp op, MemorySegment mapped, ShmProtocol.Grant grant, Sh
                     + " bytes of buffer " + id + " were copied");
         }
         if (notFirst && !peer.table().isCurrent(grant.slot())) {
-            peer.forget(id);
-            throw ErrorCode.ACCESS_DENIED.toException(ShmProtocol.denied(id));
+            throw new Withdrawn(ShmProtocol.denied(id));
         }
         if (!cancel.begin()) {
             throw new TransportException(Kind.INTERNAL, "shm: op on buffer " + id + " cancelled");
+        }
+    }
+
+    /**
+     * The buffer went out of reach mid-copy: released (the table says so, or another thread
+     * unmapped it) or its memory gone from the owner. The holder then asks the owner why, whose
+     * answer is the op's failure; this exception's text is the failure when the owner cannot say.
+     */
+    static final class Withdrawn extends TransportException {
+        Withdrawn(String message) {
+            super(Kind.REMOTE_ACCESS, message);
         }
     }
 
@@ -94,8 +118,7 @@ record ShmCopy(TransportOp op, MemorySegment mapped, ShmProtocol.Grant grant, Sh
                 throw new TransportException(Kind.LOCAL_ACCESS, "shm: the local segment's arena was closed", e);
             }
             // another thread of this process found the buffer released and unmapped it
-            peer.forget(op.remote().bufferId());
-            throw ErrorCode.ACCESS_DENIED.toException(ShmProtocol.denied(op.remote().bufferId()));
+            throw new Withdrawn(ShmProtocol.denied(op.remote().bufferId()));
         }
     }
 
@@ -116,8 +139,8 @@ record ShmCopy(TransportOp op, MemorySegment mapped, ShmProtocol.Grant grant, Sh
         throw switch (errno) {
             case Errno.ESRCH -> new TransportException(Kind.PEER_UNREACHABLE, "shm: the owner process has exited ("
                     + call + ")");
-            case Errno.EFAULT -> ErrorCode.OWNER_MEMORY_CLOSED.toException("shm: the buffer's memory is no longer "
-                    + "mapped in the owner, closed without release? (" + call + ")");
+            case Errno.EFAULT -> new Withdrawn("shm: the buffer's memory is no longer mapped in the owner, closed "
+                    + "without release? (" + call + ")");
             default -> new TransportException(Kind.REMOTE_FAILURE, "shm: " + call);
         };
     }

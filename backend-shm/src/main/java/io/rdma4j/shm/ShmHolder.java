@@ -92,6 +92,16 @@ final class ShmHolder implements AutoCloseable {
         }
         Object peer = peers.computeIfAbsent(ref.incarnation(), inc -> attach(inc, ref, context));
         if (peer instanceof ShmPeer p) {
+            if (!context.memoryFile() && !p.crossMemory()) {
+                String why = "the owner does not permit cross-memory attach (" + p.refusal()
+                        + "), and the buffer is not one of its memory files";
+                if (p.firstRouteLog()) {
+                    LOG.log(System.Logger.Level.INFO, "shm: owner {0} (pid {1}): allocate()d buffers are mapped; other "
+                            + "registered memory goes by the next transport: {2}", ref.owner(), String.valueOf(context.pid()), why);
+                }
+                throw new TransportException(Kind.PEER_UNREACHABLE, "shm cannot reach buffer " + ref.bufferId()
+                        + " of " + ref.owner() + ": " + why);
+            }
             return new ShmRemote.Attached(ref, p);
         }
         throw new TransportException(Kind.PEER_UNREACHABLE, "shm cannot reach " + ref.owner() + ": " + peer);
@@ -100,14 +110,11 @@ final class ShmHolder implements AutoCloseable {
     /** An attached peer, or the reason (a String) why not; logs a refusal once, at INFO. */
     private Object attach(String incarnation, RemoteBufferRef ref, ShmContext context) {
         String reason = self.whyNotReachable(context.host()).orElse(null);
-        if (reason == null && !context.refusal().isEmpty()) {
-            reason = "the owner does not permit cross-memory attach: " + context.refusal();
-        }
         AccessTable table = null;
         if (reason == null) {
             try {
                 table = AccessTable.attach(context.pid(), context.tableFd());
-                int errno = probe(context);
+                int errno = context.refusal().isEmpty() ? probe(context) : 0;     // else: no attach is tried at all
                 if (errno != 0) {
                     reason = "the kernel refused process_vm_readv on owner pid " + context.pid() + ": "
                             + Errno.describe(errno);
@@ -121,13 +128,21 @@ final class ShmHolder implements AutoCloseable {
                 table.close();
             }
             LOG.log(System.Logger.Level.INFO, "shm: falling back to the next transport for owner {0} (pid {1}): {2}",
-                    ref.owner(), context.pid(), reason);
+                    ref.owner(), String.valueOf(context.pid()), reason);
             return reason;
         }
         int pidfd = Libc.pidfdOpen(context.pid());
+        if (pidfd < 0) {
+            table.close();
+            reason = "pidfd_open(" + context.pid() + ") failed (" + Errno.describe(-pidfd) + "): without a process "
+                    + "descriptor a copy cannot be sure to reach the owner rather than a process that took its pid";
+            LOG.log(System.Logger.Level.INFO, "shm: falling back to the next transport for owner {0} (pid {1}): {2}",
+                    ref.owner(), String.valueOf(context.pid()), reason);
+            return reason;
+        }
         LOG.log(System.Logger.Level.DEBUG, "shm: attached to owner {0} (pid {1}, pidfd {2})", ref.owner(),
-                context.pid(), pidfd);
-        return new ShmPeer(incarnation, context.pid(), table, Math.max(pidfd, -1));
+                String.valueOf(context.pid()), pidfd);
+        return new ShmPeer(incarnation, context.pid(), table, pidfd, context.refusal());
     }
 
     /** Reads the first 8 bytes of the owner's table with process_vm_readv: the ptrace check, for real. */
@@ -198,7 +213,11 @@ final class ShmHolder implements AutoCloseable {
         long id = remote.ref().bufferId();
         ShmPeer.Attachment attachment = peer.attachment(id);
         if (attachment == null) {
-            attachment = peer.remember(id, ask(remote, deadline));
+            attachment = peer.remember(id, remote.accessKey(), ask(remote, deadline));
+        }
+        if (!attachment.grantedTo(remote.accessKey())) {
+            // the owner granted this buffer to another key: this token's is wrong, refused as the owner would
+            throw ErrorCode.ACCESS_DENIED.toException(ShmProtocol.denied(id));
         }
         ShmProtocol.Grant grant = attachment.grant();
         if (op.remoteOffset() > grant.size() || op.length() > grant.size() - op.remoteOffset()) {
@@ -208,17 +227,46 @@ final class ShmHolder implements AutoCloseable {
         int row = peer.table().enter(grant.slot());
         if (row == AccessTable.RELEASED) {
             peer.forget(id);
-            throw ErrorCode.ACCESS_DENIED.toException(ShmProtocol.denied(id));
+            throw ownersWord(remote, deadline, ErrorCode.ACCESS_DENIED.toException(ShmProtocol.denied(id)));
         }
         if (row == AccessTable.BUSY) {
             throw new TransportException(Kind.INTERNAL, "shm: " + AccessTable.HAZARDS
                     + " copies already in flight to " + peer);
         }
+        ShmCopy.Withdrawn withdrawn;
         try {
             MemorySegment mapped = attachment.mapping();
+            if (mapped == null && !peer.crossMemory()) {
+                throw new TransportException(Kind.REMOTE_FAILURE, "shm: cannot map the memory file of buffer " + id
+                        + " of " + peer + ", and the owner does not permit cross-memory attach (" + peer.refusal() + ")");
+            }
             copyInParts(op, new ShmCopy(op, mapped, grant, peer, deadline, cancel, chunk));
+            return;
+        } catch (ShmCopy.Withdrawn e) {
+            withdrawn = e;
         } finally {
             peer.table().exit(row);
+        }
+        peer.forget(id);
+        throw ownersWord(remote, deadline, withdrawn);
+    }
+
+    /**
+     * Why the owner no longer serves a buffer this holder found withdrawn (released, or its memory
+     * closed without release): the owner's refusal, asked once, so that the op fails as it would
+     * over TCP ("denied", or "the owner closed the arena of its memory without releasing it
+     * first"); {@code fallback} when the deadline passed, the owner cannot be asked, or it
+     * unexpectedly grants the buffer again.
+     */
+    private TransportException ownersWord(ShmRemote.Attached remote, Deadline deadline, TransportException fallback) {
+        if (deadline.isExpired()) {
+            return fallback;
+        }
+        try {
+            ask(remote, deadline);
+            return fallback;
+        } catch (TransportException e) {
+            return e.kind() == fallback.kind() || e.kind() == Kind.STALE_TOKEN ? e : fallback;
         }
     }
 
@@ -263,7 +311,6 @@ final class ShmHolder implements AutoCloseable {
                     throw failure;
                 }
             }
-            copy.checkOwnerAlive(copier);
         } finally {
             giveBack(copier);
         }

@@ -21,22 +21,41 @@ final class ShmPeer implements AutoCloseable {
     private final String incarnation;
     private final long pid;
     private final AccessTable table;
-    private final int pidfd;                // -1 when pidfd_open failed: then no memory file is mapped
+    private final int pidfd;                // names the owner process itself, whatever its pid names later
+    private final String refusal;           // "" when the owner lets this process cross-memory attach
+    private final java.util.concurrent.atomic.AtomicBoolean routeLogged = new java.util.concurrent.atomic.AtomicBoolean();
     private final ConcurrentHashMap<Long, Attachment> attachments = new ConcurrentHashMap<>();
 
     /**
-     * @param pidfd a process descriptor of the owner ({@code pidfd_open}), now owned by this peer;
-     *              or -1 when there is none, which keeps copies on cross-memory attach (whose
-     *              errors tell a dead owner) instead of mappings (which outlive it)
+     * @param pidfd a process descriptor of the owner ({@code pidfd_open}), now owned by this peer:
+     *              copies ask it whether the owner still lives
+     * @param refusal "" when the owner lets same-user peers cross-memory attach to it; otherwise
+     *                why not (its token said so): then only its memory files are reached, by mapping
      */
-    ShmPeer(String incarnation, long pid, AccessTable table, int pidfd) {
+    ShmPeer(String incarnation, long pid, AccessTable table, int pidfd, String refusal) {
         this.incarnation = incarnation;
         this.pid = pid;
         this.table = table;
         this.pidfd = pidfd;
+        this.refusal = refusal;
     }
 
-    /** The owner's process descriptor, or -1. */
+    /** Whether this process may copy the owner's memory with cross-memory attach. */
+    boolean crossMemory() {
+        return refusal.isEmpty();
+    }
+
+    /** Why not, or "". */
+    String refusal() {
+        return refusal;
+    }
+
+    /** True the first time only: the route of the owner's non-file memory is logged once per peer. */
+    boolean firstRouteLog() {
+        return routeLogged.compareAndSet(false, true);
+    }
+
+    /** The owner's process descriptor. */
     int pidfd() {
         return pidfd;
     }
@@ -49,13 +68,20 @@ final class ShmPeer implements AutoCloseable {
         return table;
     }
 
-    /** What the owner granted for {@code bufferId}, or null when it has not been asked yet. */
+    /** What the owner granted for {@code bufferId}, to whichever key; null when it has not granted it yet. */
     Attachment attachment(long bufferId) {
         return attachments.get(bufferId);
     }
 
-    Attachment remember(long bufferId, ShmProtocol.Grant grant) {
-        Attachment fresh = new Attachment(grant);
+    /**
+     * Remembers what the owner granted for {@code bufferId} after it checked {@code accessKey}.
+     * When another thread remembered the same buffer first, that attachment is kept: both were
+     * granted to the buffer's one key.
+     *
+     * @param accessKey the key the owner checked; copied
+     */
+    Attachment remember(long bufferId, byte[] accessKey, ShmProtocol.Grant grant) {
+        Attachment fresh = new Attachment(grant, accessKey);
         Attachment prior = attachments.putIfAbsent(bufferId, fresh);
         return prior != null ? prior : fresh;
     }
@@ -78,7 +104,7 @@ final class ShmPeer implements AutoCloseable {
         attachments.values().forEach(Attachment::close);
         attachments.clear();
         table.close();
-        if (pidfd >= 0 && closedPidfd.compareAndSet(false, true)) {
+        if (closedPidfd.compareAndSet(false, true)) {
             Libc.close(pidfd);
         }
     }
@@ -90,19 +116,33 @@ final class ShmPeer implements AutoCloseable {
         return "owner pid " + pid + " (incarnation " + incarnation + ")";
     }
 
-    /** One granted buffer; its memory file is mapped on first use. */
+    /**
+     * One granted buffer and the access key the owner granted it to; its memory file is mapped on
+     * first use. A buffer has one key, so a token presenting any other one is forged: the owner
+     * would refuse it, and {@link #grantedTo} lets the holder refuse it without asking.
+     */
     final class Attachment implements AutoCloseable {
         private final ShmProtocol.Grant grant;
+        private final byte[] accessKey;
         private Arena arena;                       // guarded by this
         private volatile MemorySegment mapped;     // the buffer's range of the mapping, or null
         private boolean unmappable;                // guarded by this: mapping failed once, use system calls
 
-        Attachment(ShmProtocol.Grant grant) {
+        Attachment(ShmProtocol.Grant grant, byte[] accessKey) {
             this.grant = grant;
+            this.accessKey = accessKey.clone();
         }
 
         ShmProtocol.Grant grant() {
             return grant;
+        }
+
+        /**
+         * Whether the owner granted this buffer to {@code key}: compared in constant time, as the
+         * owner compares it.
+         */
+        boolean grantedTo(byte[] key) {
+            return java.security.MessageDigest.isEqual(accessKey, key);
         }
 
         /**
@@ -111,7 +151,7 @@ final class ShmPeer implements AutoCloseable {
          */
         MemorySegment mapping() {
             MemorySegment m = mapped;
-            if (m != null || grant.memFd() < 0 || pidfd < 0) {
+            if (m != null || grant.memFd() < 0) {
                 return m;
             }
             synchronized (this) {

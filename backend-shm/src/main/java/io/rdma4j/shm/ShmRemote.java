@@ -21,9 +21,14 @@ sealed interface ShmRemote permits ShmRemote.Local, ShmRemote.Attached {
     /**
      * The buffer belongs to another process on this host that this one may attach to.
      *
-     * @param ref  the buffer
-     * @param peer the owner process, attached
+     * @param ref       the buffer
+     * @param peer      the owner process, attached
+     * @param accessKey the token's key, copied once here so that ops compare it without copying;
+     *                  never modified
      */
-    record Attached(RemoteBufferRef ref, ShmPeer peer) implements ShmRemote {
+    record Attached(RemoteBufferRef ref, ShmPeer peer, byte[] accessKey) implements ShmRemote {
+        Attached(RemoteBufferRef ref, ShmPeer peer) {
+            this(ref, peer, ref.accessKey());
+        }
     }
 }

@@ -20,13 +20,22 @@ public final class ShmSettings {
             "Whether to turn the same-host transport off.");
 
     /**
-     * {@code true} skips the owner's permission step: it does not call
-     * {@code prctl(PR_SET_PTRACER)} under Yama and tells every holder that attaching is not
-     * permitted, which is what the kernel answers a holder without permission. Holders then fall
-     * back to the next transport (TCP) for this owner, logging why. For testing the fallback.
+     * {@code true} loosens the kernel's protection of this whole process, for the sake of the
+     * same-host transport: under Yama's {@code ptrace_scope = 1} (Ubuntu's default), the owner
+     * calls {@code prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY)}, after which <b>every process of
+     * this user may ptrace this JVM</b>: read and write all its memory and inject code, not only
+     * the registered buffers. Logged at WARNING when applied; undone
+     * ({@code prctl(PR_SET_PTRACER, 0)}) when the last manager that applied it closes. It lets
+     * same-host holders copy this owner's {@code register()}ed memory with cross-memory attach
+     * instead of the next transport (TCP). Default {@code false}: nothing is loosened, holders map
+     * {@code allocate()}d buffers and reach other registered memory by the next transport. Has
+     * no effect under any other scope (0 or no Yama: nothing is needed; 2 and 3: the prctl cannot help).
      */
-    public static final Setting<Boolean> SKIP_PTRACER = Setting.bool("rdma.shm.skipPtracer", "RDMA_SHM_SKIP_PTRACER",
-            false, "Skip the owner's ptrace permission step, so that holders are refused and fall back (testing).");
+    public static final Setting<Boolean> ALLOW_ANY_PTRACER = Setting.bool("rdma.shm.allowAnyPtracer",
+            "RDMA_SHM_ALLOW_ANY_PTRACER", false,
+            "Under Yama ptrace_scope=1, let every process of this user ptrace this whole JVM (prctl PR_SET_PTRACER_ANY, "
+                    + "logged at WARNING, undone when the last manager closes) so that same-host peers can copy "
+                    + "register()ed memory directly; false: they use the next transport for it.");
 
     /**
      * Largest piece one system call copies, in MiB ({@code [1, 1024]}, default 8): between pieces a
@@ -55,6 +64,6 @@ public final class ShmSettings {
 
     /** Every setting of the transport. */
     public static List<Setting<?>> all() {
-        return List.of(DISABLE, SKIP_PTRACER, CHUNK_MIB, COPY_THREADS, RELEASE_WAIT);
+        return List.of(DISABLE, ALLOW_ANY_PTRACER, CHUNK_MIB, COPY_THREADS, RELEASE_WAIT);
     }
 }

@@ -1,7 +1,5 @@
 package io.rdma4j.shm;
 
-import io.rdma4j.shm.ffi.Errno;
-import io.rdma4j.shm.ffi.Libc;
 import io.rdma4j.shm.ffi.MemoryFile;
 import io.rdma4j.spi.BufferAccessException;
 import io.rdma4j.spi.Deadline;
@@ -36,6 +34,23 @@ import java.util.concurrent.Executors;
  * thread; control requests on the control plane's virtual threads; {@link #submit} runs its ops
  * on a virtual thread, {@link #submitAndWait} on the caller's.
  *
+ * <p><b>Arenas closed without release.</b> A caller may close the arena of a segment it registered
+ * without releasing it first. TCP finds out at the next request (the owner pins the buffer);
+ * here holders copy without asking, so the owner looks at such segments' arenas every watchdog
+ * tick ({@value io.rdma4j.spi.Watchdog#TICK_MILLIS} ms) and withdraws a closed one from the access
+ * table; a holder's op then fails with the owner's word for it, as over TCP. What is promised:
+ * ops that start one tick or more after the close are refused. What is not: an op in the tick
+ * after the close may still copy the segment's memory, which the owner's allocator may have
+ * reused meanwhile (memory unmapped by the close fails such a copy at once). Only releasing before
+ * closing avoids that window, on any transport that copies without the owner's help. Memory from
+ * {@code allocate()} is closed by the manager only after release, and is not watched.
+ *
+ * <p><b>Permission.</b> Nothing the kernel protects is loosened unless the user opted in with
+ * {@link ShmSettings#ALLOW_ANY_PTRACER} ({@link AnyPtracer}). Where same-user peers may not
+ * cross-memory attach to this process (Yama's {@code ptrace_scope} 1 without the opt-in, 2),
+ * tokens say so: holders then map this owner's {@code allocate()}d buffers (memory files) and
+ * route its other registered memory to the next transport, and the owner grants them nothing else.
+ *
  * <p><b>Memory.</b> Registered segments stay the manager's or the caller's. The access table
  * (a memory file) and the pooled iovecs are this transport's, freed by {@link #close()}.
  */
@@ -45,8 +60,10 @@ final class ShmTransport implements Transport {
 
     private final TransportContext context;
     private final AccessTable table;
-    private final byte[] contextBytes;
+    private final byte[] fileContext;          // the token context of buffers in a memory file
+    private final byte[] otherContext;         // ... of other memory
     private final String refusal;
+    private final boolean appliedPtracer;      // this transport holds one AnyPtracer.apply()
     private final Duration releaseWait;
     private final ShmHolder holder;
     private final ConcurrentHashMap<Long, Published> published = new ConcurrentHashMap<>();
@@ -68,6 +85,13 @@ final class ShmTransport implements Transport {
     private record Published(AccessTable.Slot slot, MemorySegment segment, MemoryFile.Mapped file) {
     }
 
+    /** Memory files whose own registration (the one {@code allocate} made them for) came: later ones are watched. */
+    private final java.util.Set<Integer> claimedFiles = ConcurrentHashMap.newKeySet();
+    /** Registrations whose arena may close without release (caller memory, slices): id -> published. */
+    private final ConcurrentHashMap<Long, Published> watched = new ConcurrentHashMap<>();
+    /** Whether a watch of {@link #watched} is armed on the manager's watchdog. */
+    private final java.util.concurrent.atomic.AtomicBoolean watching = new java.util.concurrent.atomic.AtomicBoolean();
+
     /**
      * Opens the owner's table and does the permission step.
      *
@@ -76,30 +100,21 @@ final class ShmTransport implements Transport {
     ShmTransport(TransportContext context, HostIdentity identity, PtraceScope scope) throws IOException {
         this.context = context;
         this.releaseWait = context.settings().get(ShmSettings.RELEASE_WAIT);
-        this.refusal = grantAttach(context.settings().get(ShmSettings.SKIP_PTRACER), scope);
         this.table = AccessTable.create();
-        this.contextBytes = new ShmContext(identity, ProcessHandle.current().pid(), table.fd(), table.address(), refusal)
-                .toBytes();
+        AnyPtracer.Plan plan = AnyPtracer.plan(scope, context.settings().get(ShmSettings.ALLOW_ANY_PTRACER));
+        String why = plan.setAnyPtracer() ? AnyPtracer.apply() : plan.refusal();
+        this.appliedPtracer = plan.setAnyPtracer() && why.isEmpty();
+        this.refusal = why;
+        if (!refusal.isEmpty()) {
+            LOG.log(System.Logger.Level.INFO, "shm: same-host peers may not attach to this process ({0}): they map "
+                    + "its allocate()d buffers and reach its other registered memory by the next transport", refusal);
+        }
+        long pid = ProcessHandle.current().pid();
+        this.fileContext = new ShmContext(identity, pid, table.fd(), table.address(), true, refusal).toBytes();
+        this.otherContext = new ShmContext(identity, pid, table.fd(), table.address(), false, refusal).toBytes();
         this.holder = new ShmHolder(identity, context.incarnation(), context.registrations(), context.control(),
                 (long) context.settings().get(ShmSettings.CHUNK_MIB) << 20, context.settings().get(ShmSettings.COPY_THREADS));
         context.control().onRequest(this::serve);
-    }
-
-    /** The permission step; returns "" when holders may attach, else why not (it goes into tokens). */
-    private static String grantAttach(boolean skip, PtraceScope scope) {
-        if (skip) {
-            return "permission step skipped (rdma.shm.skipPtracer=true)";
-        }
-        if (scope != PtraceScope.RESTRICTED) {
-            return "";
-        }
-        int errno = Libc.allowAnyPtracer();
-        if (errno != 0) {
-            String why = "prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY) failed under Yama ptrace_scope=1: " + Errno.describe(errno);
-            LOG.log(System.Logger.Level.INFO, "shm: {0}; same-host peers will use another transport", why);
-            return why;
-        }
-        return "";
     }
 
     @Override
@@ -114,9 +129,69 @@ final class ShmTransport implements Transport {
     @Override
     public Registered register(long bufferId, MemorySegment segment) {
         return table.assign().map(slot -> {
-            published.put(bufferId, new Published(slot, segment, fileHolding(segment)));
-            return Registered.context(contextBytes);
+            Published p = new Published(slot, segment, fileHolding(segment));
+            published.put(bufferId, p);
+            if (!isAllocationOf(p)) {
+                watched.put(bufferId, p);
+                watch();
+            }
+            return Registered.context(p.file() != null ? fileContext : otherContext);
         }).orElseGet(() -> Registered.notApplicable("shm access table full (" + AccessTable.SLOTS + " buffers)"));
+    }
+
+    /**
+     * Whether {@code p} is the registration {@link #allocate} made its memory file for (the first
+     * one of the whole file): the manager closes that arena only after releasing it, so it needs
+     * no watching. Any other segment's arena may close while it is registered.
+     */
+    private boolean isAllocationOf(Published p) {
+        MemoryFile.Mapped f = p.file();
+        return f != null && p.segment().address() == f.segment().address()
+                && p.segment().byteSize() == f.segment().byteSize() && claimedFiles.add(f.fd());
+    }
+
+    /** Arms the next look at the watched registrations, one tick from now, unless one is armed. */
+    private void watch() {
+        if (!closed && watching.compareAndSet(false, true)) {
+            context.watchdog().arm(WATCH_NANOS, this::withdrawClosed);
+        }
+    }
+
+    /** How often the watched registrations' arenas are looked at: every watchdog tick. */
+    private static final long WATCH_NANOS = java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(
+            io.rdma4j.spi.Watchdog.TICK_MILLIS);
+
+    /**
+     * On the watchdog's thread: withdraws from the access table every watched registration whose
+     * arena was closed without release, so that holders' next ops are refused (asked, the owner
+     * then says why: the arena was closed, as TCP says). Re-arms while anything is watched.
+     * Excludes {@link #close()}'s unmapping of the table by {@link #watchLock}.
+     */
+    private void withdrawClosed() {
+        synchronized (watchLock) {
+            watching.set(false);
+            if (!closed) {
+                withdrawClosedLocked();
+            }
+        }
+    }
+
+    private final Object watchLock = new Object();
+
+    private void withdrawClosedLocked() {
+        for (var e : watched.entrySet()) {
+            Published p = e.getValue();
+            if (!p.segment().scope().isAlive()) {
+                watched.remove(e.getKey(), p);
+                if (table.withdraw(p.slot())) {
+                    LOG.log(System.Logger.Level.DEBUG, "shm: buffer {0}: the owner closed the arena of its memory "
+                            + "without releasing it first; same-host holders are refused from now on", e.getKey());
+                }
+            }
+        }
+        if (!watched.isEmpty()) {
+            watch();
+        }
     }
 
     /** The memory file this transport allocated that contains {@code segment}, or null. */
@@ -140,7 +215,10 @@ final class ShmTransport implements Transport {
     @Override
     public MemorySegment allocate(long size, Arena arena) throws IOException {
         MemoryFile.Mapped mapped = MemoryFile.create("rdma4j-shm-buffer", size, arena,
-                fd -> files.values().removeIf(m -> m.fd() == fd));
+                fd -> {
+                    files.values().removeIf(m -> m.fd() == fd);
+                    claimedFiles.remove(fd);
+                });
         files.put(mapped.segment().address(), mapped);
         return mapped.segment();
     }
@@ -153,6 +231,7 @@ final class ShmTransport implements Transport {
     @Override
     public void release(long bufferId) {
         Published p = published.remove(bufferId);
+        watched.remove(bufferId);
         if (p != null && !table.revoke(p.slot(), releaseWait)) {
             LOG.log(System.Logger.Level.WARNING, "shm: a same-host holder was still copying buffer {0} after {1}; "
                     + "released anyway", bufferId, releaseWait);
@@ -163,9 +242,6 @@ final class ShmTransport implements Transport {
     @SuppressWarnings("try")    // the pin is held, not used: it keeps the memory alive while the grant is built
     private byte[] serve(Endpoint from, byte[] payload) {
         ShmProtocol.Attach attach = ShmProtocol.readAttach(payload);
-        if (!refusal.isEmpty()) {
-            return ShmProtocol.refused(ShmProtocol.NOT_PERMITTED & 0xff, "owner does not permit cross-memory attach: " + refusal);
-        }
         try {
             LocalBuffer buffer = context.registrations().lookup(attach.incarnation(), attach.bufferId(),
                     attach.accessKey(), 0, 1);
@@ -175,6 +251,10 @@ final class ShmTransport implements Transport {
                     return ShmProtocol.refused(ErrorCode.ACCESS_DENIED.wire(), ShmProtocol.denied(attach.bufferId()));
                 }
                 MemoryFile.Mapped f = p.file();
+                if (f == null && !refusal.isEmpty()) {      // its token told the holder so; it asked anyway
+                    return ShmProtocol.refused(ShmProtocol.NOT_PERMITTED & 0xff,
+                            "owner does not permit cross-memory attach: " + refusal);
+                }
                 return ShmProtocol.granted(new ShmProtocol.Grant(ProcessHandle.current().pid(), table.fd(), p.slot(),
                         p.segment().address(), p.segment().byteSize(), f == null ? -1 : f.fd(),
                         f == null ? 0 : p.segment().address() - f.segment().address(),
@@ -249,7 +329,11 @@ final class ShmTransport implements Transport {
         }
     }
 
-    /** Stops the op threads, unmaps peers' tables and closes this owner's table. Idempotent. */
+    /**
+     * Stops the op threads, unmaps peers' tables, closes this owner's table and, when this
+     * transport applied {@link ShmSettings#ALLOW_ANY_PTRACER}, ends that (the last one undoes the
+     * prctl). Idempotent.
+     */
     @Override
     public synchronized void close() {
         if (closed) {
@@ -258,6 +342,11 @@ final class ShmTransport implements Transport {
         closed = true;
         workers.close();        // waits for ops in flight: they are bounded by their deadlines
         holder.close();
-        table.close();
+        synchronized (watchLock) {      // a look at the watched arenas in progress ends first
+            table.close();
+        }
+        if (appliedPtracer) {
+            AnyPtracer.release();
+        }
     }
 }

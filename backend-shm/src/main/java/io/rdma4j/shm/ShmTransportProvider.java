@@ -33,8 +33,20 @@ public final class ShmTransportProvider implements TransportProvider {
     /** The unavailability reason when {@link ShmSettings#DISABLE} is true. */
     public static final String DISABLED_REASON = "disabled by rdma.shm.disable=true";
 
+    private final java.nio.file.Path ptraceScopeFile;
+
     /** Creates the provider; probes nothing. */
     public ShmTransportProvider() {
+        this(PtraceScope.FILE);
+    }
+
+    /**
+     * A provider that reads Yama's scope from {@code ptraceScopeFile} instead of
+     * {@link PtraceScope#FILE}: tests run owners as under another scope (the file holds 0 to 3,
+     * or is absent for no Yama).
+     */
+    ShmTransportProvider(java.nio.file.Path ptraceScopeFile) {
+        this.ptraceScopeFile = Objects.requireNonNull(ptraceScopeFile, "ptraceScopeFile");
     }
 
     @Override
@@ -69,7 +81,7 @@ public final class ShmTransportProvider implements TransportProvider {
         }
         try {
             HostIdentity.current();
-            if (PtraceScope.current() == PtraceScope.NO_ATTACH) {
+            if (PtraceScope.read(ptraceScopeFile) == PtraceScope.NO_ATTACH) {
                 return Availability.unavailable("Yama ptrace_scope=3 forbids cross-memory attach until reboot");
             }
         } catch (IOException | UncheckedIOException | IllegalArgumentException e) {
@@ -79,7 +91,8 @@ public final class ShmTransportProvider implements TransportProvider {
     }
 
     /**
-     * Opens the transport: creates the access table, does the permission step, installs the
+     * Opens the transport: creates the access table, decides what same-host peers may attach to
+     * ({@link ShmSettings#ALLOW_ANY_PTRACER}), installs the
      * control handler.
      *
      * @throws IllegalStateException if unavailable (the message gives the reason)
@@ -91,6 +104,6 @@ public final class ShmTransportProvider implements TransportProvider {
         if (!a.isAvailable()) {
             throw new IllegalStateException("shm is unavailable: " + a.reason());
         }
-        return new ShmTransport(context, HostIdentity.current(), PtraceScope.current());
+        return new ShmTransport(context, HostIdentity.current(), PtraceScope.read(ptraceScopeFile));
     }
 }

@@ -118,4 +118,28 @@ class AccessTableTest {
 
         assertTrue(e.getMessage().contains("/proc/" + p.pid() + "/fd/3"), e.getMessage());
     }
+
+    @Test
+    void withdraw_refusesNewEntries_andTheReleaseStillFreesTheSlot() {
+        AccessTable.Slot s = owner.assign().orElseThrow();
+
+        assertTrue(owner.withdraw(s));
+
+        assertEquals(AccessTable.RELEASED, holder.enter(s));
+        assertFalse(owner.withdraw(s), "already withdrawn");
+        assertTrue(owner.revoke(s, java.time.Duration.ofSeconds(10)));
+        assertEquals(s.index(), owner.assign().orElseThrow().index(), "the slot is free again");
+    }
+
+    @Test
+    void withdraw_ofASlotReassignedSince_leavesTheNewBufferPublished() {
+        AccessTable.Slot old = owner.assign().orElseThrow();
+        owner.revoke(old, java.time.Duration.ofSeconds(10));
+        AccessTable.Slot now = owner.assign().orElseThrow();
+
+        assertFalse(owner.withdraw(old));
+
+        assertEquals(old.index(), now.index());
+        assertTrue(holder.isCurrent(now));
+    }
 }

@@ -8,6 +8,7 @@ import io.rdma4j.RdmaTimeoutException;
 import io.rdma4j.RemoteAccessException;
 import io.rdma4j.spi.TransportProvider;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
@@ -164,37 +165,79 @@ class ShmCrossProcessTest {
         }
     }
 
-    @Test
-    void ownerClosesArenaWithoutRelease_nextOpFailsCleanly() throws Exception {
-        try (ShmPeerProcess owner = ShmPeerProcess.start("size=" + MIB, "memory=register");
+    /**
+     * The owner closes the arena of a registered segment without releasing it (4 KiB: heap memory
+     * its allocator keeps mapped and may hand out again; 1 MiB: unmapped at once): reads are
+     * refused within moments, as over TCP, and so is every write afterwards.
+     */
+    @ParameterizedTest(name = "{0} bytes")
+    @CsvSource({"4096", "1048576"})
+    void ownerClosesArenaWithoutRelease_opsAreRefusedAsClosed(long size) throws Exception {
+        try (ShmPeerProcess owner = ShmPeerProcess.start("size=" + size, "memory=register");
              RdmaManager holder = holder("shm");
              Arena arena = Arena.ofShared()) {
-            MemorySegment local = arena.allocate(MIB, 8);
+            MemorySegment local = arena.allocate(size, 8);
             holder.read(owner.token(), local, TIMEOUT).join();
 
             assertEquals("OK", owner.command("closearena"));
-            Throwable failure = failureOf(holder.read(owner.token(), local, TIMEOUT));
+            Throwable read = firstRefusedRead(holder, owner.token(), local);
+            Throwable write = failureOf(holder.write(owner.token(), local, TIMEOUT));
 
-            assertTrue(causeOf(failure, RemoteAccessException.class), String.valueOf(failure));
+            for (Throwable refused : List.of(read, write)) {
+                assertTrue(causeOf(refused, RemoteAccessException.class), String.valueOf(refused));
+                assertTrue(refused.getMessage().endsWith(CLOSED), refused.getMessage());
+            }
             assertTrue(owner.command("crc").startsWith("ERR"), "the owner's arena is closed, the owner still answers");
         }
     }
 
+    private static final String CLOSED = "the owner closed the arena of its memory without releasing it first";
+
+    /** Reads until one is refused (the owner notices a closed arena within a few milliseconds); fails after 10 s. */
+    private static Throwable firstRefusedRead(RdmaManager holder, RdmaRemoteBuffer token, MemorySegment local) {
+        long end = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+        while (System.nanoTime() - end < 0) {
+            try {
+                holder.read(token, local, TIMEOUT).join();
+            } catch (CompletionException e) {
+                return e.getCause();
+            }
+        }
+        throw new AssertionError("reads still succeed 10 s after the owner closed the arena");
+    }
+
+    /**
+     * An owner under Yama's ptrace_scope 1 (from a file: this host has no Yama) with default
+     * settings: its registered memory goes by TCP, its allocate()d buffer by shm (mapped), and
+     * the holder says why once, at INFO.
+     */
     @Test
-    void permissionRefused_holderFallsBackToTcp_andLogsTheReasonOnceAtInfo() throws Exception {
+    void ownerUnderYama1_registeredMemoryGoesByTcp_allocatedByShm_theRouteLoggedOnceAtInfo(@TempDir Path dir)
+            throws Exception {
+        Path scope = Files.writeString(dir.resolve("ptrace_scope"), "1");
         try (FallbackLog log = new FallbackLog();
-             ShmPeerProcess owner = ShmPeerProcess.start("size=4096", "transports=shm,tcp", "rdma.shm.skipPtracer=true");
+             ShmPeerProcess registered = ShmPeerProcess.start("size=4096", "memory=register", "transports=shm,tcp",
+                     "ptraceScopeFile=" + scope);
+             ShmPeerProcess allocated = ShmPeerProcess.start("size=4096", "memory=allocate", "transports=shm,tcp",
+                     "ptraceScopeFile=" + scope);
              RdmaManager holder = holder("shm", "tcp");
              Arena arena = Arena.ofShared()) {
-            assertEquals("OK", owner.command("fill 5"));
+            assertEquals("OK", registered.command("fill 5"));
+            assertEquals("OK", allocated.command("fill 6"));
             MemorySegment local = arena.allocate(4096);
 
-            holder.read(owner.token(), local, TIMEOUT).join();
-            holder.read(owner.token(), local, TIMEOUT).join();
-
+            RdmaResult first = holder.newAction().readInto(registered.token(), local).submitForResult(TIMEOUT).join();
+            RdmaResult second = holder.newAction().readInto(registered.token(), local).submitForResult(TIMEOUT).join();
             assertEquals(-1, Patterns.mismatch(local, 5));
+            RdmaResult mapped = holder.newAction().readInto(allocated.token(), local).submitForResult(TIMEOUT).join();
+
+            assertEquals(-1, Patterns.mismatch(local, 6));
+            assertEquals(List.of("tcp"), first.transports());
+            assertEquals(List.of("tcp"), second.transports());
+            assertEquals(List.of("shm"), mapped.transports());
             String reason = log.onlyReason();
-            assertTrue(reason.contains("rdma.shm.skipPtracer"), reason);
+            assertTrue(reason.contains("Yama ptrace_scope=1") && reason.contains("rdma.shm.allowAnyPtracer is false"),
+                    reason);
         }
     }
 
@@ -250,7 +293,7 @@ class ShmCrossProcessTest {
         return String.join(File.pathSeparator, entries);
     }
 
-    /** The shm holder's INFO lines "falling back" while it is open. */
+    /** The shm holder's INFO lines "falling back" (a whole owner) or "goes by the next transport" (its non-file memory). */
     private static final class FallbackLog extends Handler implements AutoCloseable {
         private final Logger jul = Logger.getLogger(ShmHolder.class.getName());
         private final List<LogRecord> records = new ArrayList<>();
@@ -267,7 +310,8 @@ class ShmCrossProcessTest {
         /** The reason of the one fallback line logged; fails unless exactly one was. */
         synchronized String onlyReason() {
             List<LogRecord> fallbacks = records.stream()
-                    .filter(r -> r.getLevel() == Level.INFO && r.getMessage().contains("falling back")).toList();
+                    .filter(r -> r.getLevel() == Level.INFO && (r.getMessage().contains("falling back")
+                            || r.getMessage().contains("goes by the next transport"))).toList();
             assertEquals(1, fallbacks.size(), records.toString());
             return String.valueOf(fallbacks.getFirst().getParameters()[2]);
         }

@@ -17,6 +17,7 @@ import java.util.ServiceLoader;
  * The owner process of the cross-process tests. Arguments: {@code size=<bytes>},
  * {@code memory=allocate|register} ({@code RdmaManager.allocate}, backed by a memory file, or a
  * caller-owned arena segment registered with {@code register}), {@code transports=shm,tcp} and
+ * {@code ptraceScopeFile=<path>} (the owner reads Yama's scope there instead of from {@code /proc}) and
  * any {@code <setting>=<value>}. Prints {@code TOKEN <hex>}, then answers one line per command:
  * <pre>
  * fill &lt;seed&gt;   -> OK           (writes pattern seed into the buffer)
@@ -35,6 +36,7 @@ public final class ShmPeerMain {
         long size = 0;
         boolean allocate = true;
         List<String> transports = List.of("shm");
+        java.nio.file.Path scopeFile = PtraceScope.FILE;
         var builder = RdmaManager.newBuilder().isolated();
         for (String arg : args) {
             int eq = arg.indexOf('=');
@@ -44,12 +46,15 @@ public final class ShmPeerMain {
                 case "size" -> size = Long.parseLong(value);
                 case "memory" -> allocate = value.equals("allocate");
                 case "transports" -> transports = List.of(value.split(","));
+                case "ptraceScopeFile" -> scopeFile = java.nio.file.Path.of(value);
                 default -> builder.set(key, value);
             }
         }
         List<String> wanted = transports;
+        java.nio.file.Path scope = scopeFile;
         builder.providers(ServiceLoader.load(TransportProvider.class).stream().map(ServiceLoader.Provider::get)
-                .filter(p -> wanted.contains(p.name())).toList());
+                .filter(p -> wanted.contains(p.name()))
+                .map(p -> p.name().equals(ShmTransportProvider.NAME) ? new ShmTransportProvider(scope) : p).toList());
         Arena arena = Arena.ofShared();
         try (RdmaManager manager = builder.build()) {
             MemorySegment segment;

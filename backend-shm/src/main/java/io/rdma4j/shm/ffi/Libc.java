@@ -25,6 +25,7 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
  *   int prctl(int option, ...);                        // variadic; -1 and errno on failure
  *   int memfd_create(const char *name, unsigned int flags);   // fd, or -1 and errno
  *   int ftruncate(int fd, off_t length);               // -1 and errno on failure
+ *   int fcntl(int fd, int cmd, ...);                   // F_ADD_SEALS; -1 and errno on failure
  *   int close(int fd);
  *   int pidfd_open(pid_t pid, unsigned int flags);     // fd, or -1 and errno (glibc 2.36+)
  *   int poll(struct pollfd *fds, nfds_t nfds, int timeout);   // via ProcessVmCopier#hasExited
@@ -96,9 +97,25 @@ public final class Libc {
      * @throws IllegalStateException if {@code prctl} cannot be bound
      */
     public static int allowAnyPtracer() {
+        return setPtracer(PR_SET_PTRACER_ANY);
+    }
+
+    /**
+     * {@code prctl(PR_SET_PTRACER, 0, 0, 0, 0)}: undoes {@link #allowAnyPtracer()}, so that Yama's
+     * {@code ptrace_scope = 1} again lets only this process's ancestors attach to it.
+     *
+     * @return 0 on success, otherwise the {@code errno} ({@link Errno#EINVAL} without Yama); never
+     *         throws for a failed call
+     * @throws IllegalStateException if {@code prctl} cannot be bound
+     */
+    public static int clearPtracer() {
+        return setPtracer(0L);
+    }
+
+    private static int setPtracer(long ptracer) {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment state = arena.allocate(CAPTURE_STATE);
-            int rc = (int) Prctl.HANDLE.invokeExact(state, PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0L, 0L, 0L);
+            int rc = (int) Prctl.HANDLE.invokeExact(state, PR_SET_PTRACER, ptracer, 0L, 0L, 0L);
             return rc == 0 ? 0 : (int) ERRNO.get(state, 0L);
         } catch (Throwable t) {
             throw new IllegalStateException("prctl(PR_SET_PTRACER) could not be called: " + t, t);
@@ -114,10 +131,19 @@ public final class Libc {
 
     /** {@code MFD_CLOEXEC} of {@code <sys/mman.h>}: the descriptor is not inherited by child processes. */
     static final int MFD_CLOEXEC = 1;
+    /** {@code MFD_ALLOW_SEALING}: seals may be added ({@code fcntl(F_ADD_SEALS)}). */
+    static final int MFD_ALLOW_SEALING = 2;
+    /** {@code F_ADD_SEALS} of {@code <fcntl.h>} ({@code F_LINUX_SPECIFIC_BASE + 9}). */
+    static final int F_ADD_SEALS = 1033;
+    /** {@code F_SEAL_SEAL | F_SEAL_SHRINK | F_SEAL_GROW}: the size is fixed for good. */
+    static final long SEAL_SIZE = 1 | 2 | 4;
 
     /**
      * Creates an anonymous memory file of {@code size} bytes (zero-filled, pages allocated on
-     * first touch): {@code memfd_create(name, MFD_CLOEXEC)} then {@code ftruncate(fd, size)}.
+     * first touch) whose size nobody can change afterwards: {@code memfd_create(name, MFD_CLOEXEC
+     * | MFD_ALLOW_SEALING)}, {@code ftruncate(fd, size)}, then {@code fcntl(fd, F_ADD_SEALS,
+     * F_SEAL_SEAL | F_SEAL_SHRINK | F_SEAL_GROW)}: a peer that opens the file cannot shrink it
+     * under the owner's mapping (whose next touch would then raise SIGBUS).
      * The caller owns the descriptor and must {@link #close(int)} it exactly once; the memory
      * lives until the descriptor and every mapping of it are gone.
      *
@@ -130,7 +156,7 @@ public final class Libc {
     public static int memfdCreate(String name, long size) throws IOException {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment state = arena.allocate(CAPTURE_STATE);
-            int fd = (int) MemFd.CREATE.invokeExact(state, arena.allocateFrom(name), MFD_CLOEXEC);
+            int fd = (int) MemFd.CREATE.invokeExact(state, arena.allocateFrom(name), MFD_CLOEXEC | MFD_ALLOW_SEALING);
             if (fd < 0) {
                 throw new IOException("memfd_create(" + name + ") failed: "
                         + Errno.describe((int) ERRNO.get(state, 0L)));
@@ -139,6 +165,11 @@ public final class Libc {
                 int errno = (int) ERRNO.get(state, 0L);
                 close(fd);
                 throw new IOException("ftruncate(memfd " + name + ", " + size + ") failed: " + Errno.describe(errno));
+            }
+            if ((int) MemFd.FCNTL.invokeExact(state, fd, F_ADD_SEALS, SEAL_SIZE) != 0) {
+                int errno = (int) ERRNO.get(state, 0L);
+                close(fd);
+                throw new IOException("fcntl(memfd " + name + ", F_ADD_SEALS) failed: " + Errno.describe(errno));
             }
             return fd;
         } catch (IOException e) {
@@ -190,6 +221,9 @@ public final class Libc {
                 ADDRESS, JAVA_INT), Linker.Option.captureCallState("errno"));
         static final MethodHandle FTRUNCATE = downcall("ftruncate", FunctionDescriptor.of(JAVA_INT,
                 JAVA_INT, JAVA_LONG), Linker.Option.captureCallState("errno"));
+        /** {@code int fcntl(int fd, int cmd, ...)}: the third argument is variadic. */
+        static final MethodHandle FCNTL = downcall("fcntl", FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT, JAVA_LONG),
+                Linker.Option.firstVariadicArg(2), Linker.Option.captureCallState("errno"));
         static final MethodHandle CLOSE = downcall("close", FunctionDescriptor.of(JAVA_INT, JAVA_INT),
                 Linker.Option.captureCallState("errno"));
     }

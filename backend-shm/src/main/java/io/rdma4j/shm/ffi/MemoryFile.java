@@ -10,9 +10,11 @@ import java.util.function.IntConsumer;
 
 /**
  * Memory a same-host peer can map: an anonymous memory file ({@code memfd_create}) mapped
- * shared into this process. A peer allowed to read this process's memory opens the same file
- * through {@code /proc/<pid>/fd/<fd>} and maps the same pages, so copies between them are plain
- * memory copies.
+ * shared into this process, its size sealed. A peer opens the same file through
+ * {@code /proc/<pid>/fd/<fd>} and maps the same pages, so copies between them are plain memory
+ * copies. The kernel lets every process of this user open that path, Yama or not (a
+ * {@code PTRACE_MODE_READ} check): the file's contents are as reachable as the descriptor
+ * number is guessable, whatever key guards the buffer.
  */
 @SuppressWarnings("restricted")     // the cleanup that closes the descriptor is tied to the arena here
 public final class MemoryFile {

@@ -8,9 +8,13 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 class LibcTest {
 
     @Test
-    void allowAnyPtracer_succeedsUnderYama_andIsInvalidWithout() throws Exception {
-        int errno = Libc.allowAnyPtracer();
+    void allowAnyPtracer_andItsUndo_succeedUnderYama_andAreInvalidWithout() throws Exception {
+        int expected = PtraceScope.current() == PtraceScope.NO_YAMA ? Errno.EINVAL : 0;
 
-        assertEquals(PtraceScope.current() == PtraceScope.NO_YAMA ? Errno.EINVAL : 0, errno, Errno.describe(errno));
+        int allowed = Libc.allowAnyPtracer();
+        int cleared = Libc.clearPtracer();          // never leaves this test JVM loosened
+
+        assertEquals(expected, allowed, Errno.describe(allowed));
+        assertEquals(expected, cleared, Errno.describe(cleared));
     }
 }

@@ -6,7 +6,9 @@ import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.nio.file.Files;
+import java.nio.channels.FileChannel;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
@@ -94,5 +96,24 @@ class MemoryFileTest {
         var e = assertThrows(IOException.class, () -> Libc.memfdCreate("test", -1));
 
         assertTrue(e.getMessage().startsWith("ftruncate(memfd test, -1) failed: errno 22"), e.getMessage());
+    }
+
+    /**
+     * A peer that opened the file (as a holder does) can neither shrink it, which would make the
+     * owner's next touch of its own buffer a SIGBUS, nor grow it.
+     */
+    @Test
+    void create_sealsTheSize_aPeerCannotShrinkOrGrowIt() throws IOException {
+        try (Arena owner = Arena.ofShared()) {
+            MemoryFile.Mapped file = MemoryFile.create("test", 8192, owner, fd -> { });
+
+            try (FileChannel peer = FileChannel.open(Path.of("/proc/self/fd/" + file.fd()), StandardOpenOption.READ,
+                    StandardOpenOption.WRITE)) {
+                assertThrows(IOException.class, () -> peer.truncate(0));
+                assertThrows(IOException.class, () -> peer.write(java.nio.ByteBuffer.allocate(1), 8192));
+                assertEquals(8192, peer.size());
+            }
+            file.segment().set(JAVA_LONG, 8192 - 8, 7);        // the owner's pages are all still there
+        }
     }
 }
