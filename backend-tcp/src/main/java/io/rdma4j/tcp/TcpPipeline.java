@@ -101,14 +101,7 @@ final class TcpPipeline {
         } catch (IllegalStateException | WrongThreadException e) {
             throw transfer(at).localMemoryGone(e);
         } finally {
-            boolean disarmed = guard == null || guard.disarm();
-            if (connection != null) {
-                if (keep && disarmed && !connection.isExpired() && !transport.isClosing()) {
-                    transport.pool().giveBack(connection);
-                } else {
-                    transport.pool().discard(connection);
-                }
-            }
+            transport.endUse(connection, guard, keep);
         }
     }
 

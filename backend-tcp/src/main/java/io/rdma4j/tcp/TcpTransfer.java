@@ -188,14 +188,7 @@ final class TcpTransfer {
             // Never let a worker die silently: its chunk would be missing from a "successful" transfer.
             fail(new TransportException(Kind.INTERNAL, label() + " failed: " + e + where, e));
         } finally {
-            boolean disarmed = guard == null || guard.disarm();
-            if (connection != null) {
-                if (keep && disarmed && !connection.isExpired() && !transport.isClosing()) {
-                    transport.pool().giveBack(connection);
-                } else {
-                    transport.pool().discard(connection);
-                }
-            }
+            transport.endUse(connection, guard, keep);
         }
     }
 

@@ -326,6 +326,22 @@ final class TcpTransport implements Transport {
         return parallelism;
     }
 
+    /**
+     * Ends a transfer's use of {@code connection} (null: it had none): disarms its deadline guard,
+     * and gives the connection back to the pool when {@code keep} says it is still in step and
+     * neither the deadline nor closing touched it; otherwise closes it.
+     */
+    void endUse(TcpConnection connection, Watchdog.Guard guard, boolean keep) {
+        boolean disarmed = guard == null || guard.disarm();
+        if (connection != null) {
+            if (keep && disarmed && !connection.isExpired() && !closing) {
+                pool.giveBack(connection);
+            } else {
+                pool.discard(connection);
+            }
+        }
+    }
+
     TcpThreads threads() {
         return threads;
     }
