@@ -347,6 +347,26 @@ final class VerbsConnection {
         }
     }
 
+    /**
+     * Destroys the queue pair now, with work requests still in flight on it (their flush did not
+     * come in time): once {@code ibv_destroy_qp} returned, the device touches none of their memory.
+     * Then has the device account for them as flushed ({@link VerbsDevice#retireDestroyed}).
+     * Idempotent; does nothing once the queue pair was destroyed.
+     */
+    void destroyNow(String why) {
+        synchronized (this) {
+            if (destroyed) {
+                return;
+            }
+            if (brokenBecause == null) {
+                breakLocked(why);
+            }
+            destroyed = true;
+            closeQuietly();
+        }
+        device.retireDestroyed(this, why);
+    }
+
     /** Destroys the queue pair now (transport close: the device is closing too). */
     synchronized void close() {
         if (!destroyed) {

@@ -80,6 +80,8 @@ final class VerbsTransport implements Transport {
     private final PassiveSweep sweep;
     private final ActiveSweep activeSweep;
     private final Map<Long, List<MemoryRegion>> registrations = new ConcurrentHashMap<>();
+    /** How long an abort waits for the flush before it destroys the queue pairs ({@link VerbsSubmission}). */
+    private volatile long flushBoundNanos = VerbsSubmission.FLUSH_BOUND_NANOS;
     private volatile boolean closed;
 
     private VerbsTransport(TransportContext context, List<VerbsDevice> devices, VerbsTuning tuning) {
@@ -199,7 +201,7 @@ final class VerbsTransport implements Transport {
 
     @Override
     public CompletableFuture<Void> submit(List<TransportOp> ops, Deadline deadline) {
-        VerbsSubmission s = new VerbsSubmission(ops.size(), deviceArray);
+        VerbsSubmission s = new VerbsSubmission(ops.size(), deviceArray, context.watchdog(), flushBoundNanos);
         if (closed) {
             s.future.completeExceptionally(new TransportException(TransportException.Kind.INTERNAL, "the ibverbs transport is closed"));
             return s.future;
@@ -209,7 +211,7 @@ final class VerbsTransport implements Transport {
                     "ibverbs: the deadline passed before " + ops.size() + " op(s) started"));
             return s.future;
         }
-        s.guardedBy(context.watchdog().arm(deadline, () -> s.abort(new TransportException(
+        s.guardedBy(context.watchdog().arm(deadline, () -> s.timedOut(new TransportException(
                 TransportException.Kind.TIMEOUT, "ibverbs did not finish " + ops.size() + " op(s) by the deadline"))));
         List<CompletableFuture<Void>> waiting = null;     // ops still waiting for a handshake or the owner's check
         for (int i = 0; i < ops.size(); i++) {
@@ -403,6 +405,11 @@ final class VerbsTransport implements Transport {
         return reply;
     }
 
+    /** Sets how long later submissions wait for a flush before they destroy the queue pairs instead (for tests). */
+    void flushBound(Duration bound) {
+        flushBoundNanos = bound.toNanos();
+    }
+
     /** The devices this transport uses, best ranked first (for tests). */
     List<VerbsDevice> devices() {
         return devices;
@@ -411,6 +418,11 @@ final class VerbsTransport implements Transport {
     /** Connected queue pairs this side created to other managers' devices, not broken (for tests). */
     int liveQueuePairs() {
         return peers.liveQueuePairs();
+    }
+
+    /** Queue pairs this side created that left service and are not destroyed yet (for tests). */
+    int brokenQueuePairsNotDestroyed() {
+        return peers.brokenNotDestroyed();
     }
 
     /** Queue pairs this side connected on peers' request, in service now (for tests). */
