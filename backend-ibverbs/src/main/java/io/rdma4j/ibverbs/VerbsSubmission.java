@@ -14,6 +14,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RunnableFuture;
 import java.util.concurrent.locks.LockSupport;
+import java.util.function.Function;
 import java.util.function.Supplier;
 
 /**
@@ -33,6 +34,13 @@ import java.util.function.Supplier;
  * submission's chunks are destroyed ({@link VerbsConnection#destroyNow}): once
  * {@code ibv_destroy_qp} returned, the device touches none of their memory, and their chunks are
  * accounted for as flushed. There is no timed give-up that lets the future complete earlier.
+ *
+ * <p><b>No collateral failures.</b> Moving a queue pair to ERROR flushes the work requests of
+ * every submission on it. Those of other submissions are posted again, on a replacement queue pair
+ * of the same lane ({@link #collateral}), unless their own submission is aborted meanwhile (its
+ * deadline, a cancel): an RDMA READ or WRITE of memory the caller does not change while its op
+ * runs can be repeated. A failure that is not another submission's abort (an op's own error, the
+ * peer gone) still fails every op on the queue pair.
  *
  * <p>Errors: the first real error (not a flush that an earlier error caused) is reported with the
  * work-completion status text, and with "k of n ops failed" when several ops were submitted.
@@ -55,6 +63,10 @@ final class VerbsSubmission {
     private final VerbsDevice[] devices;
     private final Watchdog watchdog;
     private final long flushBoundNanos;
+    /** Chunks waiting for a replacement connection ({@link #collateral}): in flight nowhere; an abort accounts for them. Guarded by this. */
+    private final Set<VerbsConnection.Chunk> reposting = new HashSet<>();
+    /** A connection for a chunk's lane in place of its broken one ({@link #collateral}). */
+    private final Function<VerbsConnection.Chunk, CompletableFuture<VerbsConnection>> replacement;
     private final long startNanos = System.nanoTime();
     private final int opCount;
     /** The connections carrying chunks of this submission (usually one); guarded by this. */
@@ -76,12 +88,15 @@ final class VerbsSubmission {
      * @param devices         whose completion queues a waiting thread polls (the transport's)
      * @param watchdog        bounds the flush after the submission's own deadline aborted it
      * @param flushBoundNanos how long an abort waits for the flush before it destroys the queue pairs
+     * @param replacement     a connection for a chunk's lane, in place of one another submission's abort broke
      */
-    VerbsSubmission(int opCount, VerbsDevice[] devices, Watchdog watchdog, long flushBoundNanos) {
+    VerbsSubmission(int opCount, VerbsDevice[] devices, Watchdog watchdog, long flushBoundNanos,
+                    Function<VerbsConnection.Chunk, CompletableFuture<VerbsConnection>> replacement) {
         this.opCount = opCount;
         this.devices = devices;
         this.watchdog = watchdog;
         this.flushBoundNanos = flushBoundNanos;
+        this.replacement = replacement;
         future.whenComplete((ok, t) -> disarm());
     }
 
@@ -319,6 +334,49 @@ final class VerbsSubmission {
         }
     }
 
+    /**
+     * {@code c} was flushed or not posted only because another submission's abort took its queue
+     * pair out of service ({@link VerbsConnection.Chunk#collateral}): unless this submission was
+     * aborted meanwhile (its own deadline, a cancel), posts it again on a replacement connection
+     * of the same lane, where it counts as the same chunk. No collateral failures: actions that
+     * share a queue pair with a cancelled or timed-out one finish on its replacement.
+     */
+    void collateral(VerbsConnection.Chunk c, String error) {
+        boolean again;
+        synchronized (this) {
+            again = !aborted;
+            if (again) {
+                reposting.add(c);       // from now on an abort accounts for it
+            }
+        }
+        if (!again) {
+            chunkDone(c, -1, error);
+            return;
+        }
+        LOG.log(System.Logger.Level.DEBUG, "posting again, on a replacement of {0}: {1}", c.connection, error);
+        CompletableFuture<VerbsConnection> next;
+        try {
+            next = replacement.apply(c);
+        } catch (RuntimeException e) {
+            next = CompletableFuture.failedFuture(e);
+        }
+        next.whenComplete((conn, t) -> {
+            synchronized (this) {
+                if (!reposting.remove(c)) {
+                    return;     // the abort accounted for it meanwhile
+                }
+                if (t == null) {
+                    uses(conn);
+                }
+            }
+            if (t != null) {
+                chunkDone(c, -1, error + "; no replacement queue pair: " + VerbsPeers.failure(t).getMessage());
+                return;
+            }
+            conn.enqueue(c.again());     // refused there, and counted, when this submission was aborted meanwhile
+        });
+    }
+
     private static TransportException toException(VerbsConnection.Chunk c, int status, String error) {
         String what = (c.opcode == Ibv.IBV_WR_RDMA_READ ? "RDMA READ" : "RDMA WRITE") + " of " + c.length + " bytes via "
                 + c.connection + ": " + error;
@@ -339,6 +397,7 @@ final class VerbsSubmission {
     void abort(TransportException reason) {
         boolean idle;
         List<VerbsConnection> toBreak;
+        List<VerbsConnection.Chunk> notReposted = null;
         synchronized (this) {
             if (reason != null && abortReason == null) {
                 abortReason = reason;
@@ -349,6 +408,10 @@ final class VerbsSubmission {
             } else {
                 aborted = true;
                 toBreak = connections();
+                if (!reposting.isEmpty()) {
+                    notReposted = new ArrayList<>(reposting);
+                    reposting.clear();
+                }
             }
         }
         if (idle) {
@@ -359,7 +422,16 @@ final class VerbsSubmission {
         }
         if (toBreak != null) {
             for (VerbsConnection c : toBreak) {
-                c.breakDown(reason != null ? reason.getMessage() : "an op of the same action failed");
+                if (reason != null) {
+                    c.breakDown(reason.getMessage(), this);
+                } else {
+                    c.breakDown("an op of the same action failed");
+                }
+            }
+        }
+        if (notReposted != null) {
+            for (VerbsConnection.Chunk c : notReposted) {
+                chunkDone(c, -1, "not posted again: the op was stopped while its queue pair was being replaced");
             }
         }
     }

@@ -201,7 +201,8 @@ final class VerbsTransport implements Transport {
 
     @Override
     public CompletableFuture<Void> submit(List<TransportOp> ops, Deadline deadline) {
-        VerbsSubmission s = new VerbsSubmission(ops.size(), deviceArray, context.watchdog(), flushBoundNanos);
+        VerbsSubmission s = new VerbsSubmission(ops.size(), deviceArray, context.watchdog(), flushBoundNanos,
+                c -> peers.connection(c.group, c.slot));
         if (closed) {
             s.future.completeExceptionally(new TransportException(TransportException.Kind.INTERNAL, "the ibverbs transport is closed"));
             return s.future;
@@ -258,17 +259,19 @@ final class VerbsTransport implements Transport {
         PeerGroup first = peers.group(routes.getFirst().peers());
         int firstLane = first.firstSlot(stripes);
         Route[] via = new Route[stripes];
+        Lane[] where = new Lane[stripes];
         @SuppressWarnings("unchecked")
         CompletableFuture<VerbsConnection>[] lanes = new CompletableFuture[stripes];
         for (int i = 0; i < stripes; i++) {
             int lane = Math.floorMod(firstLane + i, laneCount);
             int route = lane % routes.size();
             via[i] = routes.get(route);
-            lanes[i] = peers.connection(route == 0 ? first : peers.group(via[i].peers()), lane / routes.size());
+            where[i] = new Lane(route == 0 ? first : peers.group(via[i].peers()), lane / routes.size());
+            lanes[i] = peers.connection(where[i].group(), where[i].slot());
         }
         CompletableFuture<Void> checked = checked(op.remote(), r);
         if (readyNow(checked, lanes)) {     // the usual case after an op to this peer and token: no stages
-            enqueue(s, index, op, local, r, via, lanes);
+            enqueue(s, index, op, local, r, via, where, lanes);
             return null;
         }
         return CompletableFuture.allOf(CompletableFuture.allOf(lanes), checked).handle((ok, t) -> {
@@ -276,7 +279,7 @@ final class VerbsTransport implements Transport {
                 s.fail(index, VerbsPeers.failure(t));
                 return null;
             }
-            enqueue(s, index, op, local, r, via, lanes);
+            enqueue(s, index, op, local, r, via, where, lanes);
             return null;
         });
     }
@@ -295,12 +298,12 @@ final class VerbsTransport implements Transport {
 
     /** Cuts the op into the chunks of its stripes and queues them on their connected lanes, unless the submission was aborted. */
     private static void enqueue(VerbsSubmission s, int index, TransportOp op, VerbsLocal local, VerbsWire.RemoteRegion r,
-                                Route[] via, CompletableFuture<VerbsConnection>[] lanes) {
+                                Route[] via, Lane[] where, CompletableFuture<VerbsConnection>[] lanes) {
         long length = op.local().byteSize();
         int stripes = lanes.length;
         if (stripes == 1 && length > 0 && length <= via[0].local().maxMessageBytes()) {     // the usual small op: one work request
             VerbsConnection c = lanes[0].join();
-            VerbsConnection.Chunk chunk = chunk(s, index, op, local, r.address, via[0], 0, (int) length);
+            VerbsConnection.Chunk chunk = chunk(s, index, op, local, r.address, via[0], where[0], 0, (int) length);
             if (s.expect(c, 1)) {
                 c.enqueue(chunk);
             }
@@ -310,7 +313,7 @@ final class VerbsTransport implements Transport {
         int total = 0;
         for (int i = 0; i < stripes; i++) {
             s.uses(lanes[i].join());
-            List<VerbsConnection.Chunk> chunks = chunks(s, index, op, local, r.address, via[i],
+            List<VerbsConnection.Chunk> chunks = chunks(s, index, op, local, r.address, via[i], where[i],
                     Stripes.start(length, stripes, i), Stripes.end(length, stripes, i));
             perLane.add(chunks);
             total += chunks.size();
@@ -324,21 +327,25 @@ final class VerbsTransport implements Transport {
 
     /** The work requests of bytes {@code [from, to)} of {@code op} over {@code route}: one per maximum message size. */
     private static List<VerbsConnection.Chunk> chunks(VerbsSubmission s, int index, TransportOp op, VerbsLocal local,
-                                                      long remoteAddress, Route route, long from, long to) {
+                                                      long remoteAddress, Route route, Lane lane, long from, long to) {
         long max = route.local().maxMessageBytes();
         List<VerbsConnection.Chunk> chunks = new ArrayList<>((int) ((to - from + max - 1) / max));
         for (long at = from; at < to; at += max) {
-            chunks.add(chunk(s, index, op, local, remoteAddress, route, at, (int) Math.min(max, to - at)));
+            chunks.add(chunk(s, index, op, local, remoteAddress, route, lane, at, (int) Math.min(max, to - at)));
         }
         return chunks;
     }
 
     /** The work request for the {@code length} bytes of {@code op} at {@code at} over {@code route}. */
     private static VerbsConnection.Chunk chunk(VerbsSubmission s, int index, TransportOp op, VerbsLocal local,
-                                               long remoteAddress, Route route, long at, int length) {
+                                               long remoteAddress, Route route, Lane lane, long at, int length) {
         int opcode = op.type() == TransportOp.OpType.READ_INTO_LOCAL ? Ibv.IBV_WR_RDMA_READ : Ibv.IBV_WR_RDMA_WRITE;
         return new VerbsConnection.Chunk(s, index, opcode, op.local().address() + at, length, local.lkey(route.localIndex()),
-                remoteAddress + op.remoteOffset() + at, route.remote().rkey());
+                remoteAddress + op.remoteOffset() + at, route.remote().rkey(), lane.group(), lane.slot());
+    }
+
+    /** Slot {@code slot} of the queue pairs of {@code group}: where a stripe goes, and where its replacement comes from. */
+    private record Lane(PeerGroup group, int slot) {
     }
 
     // ------------------------------------------------------------------ the owner's check, once per token

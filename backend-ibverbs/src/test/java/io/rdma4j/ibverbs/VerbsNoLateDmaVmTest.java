@@ -45,7 +45,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * stopped. A dependent stage of the future then writes a marker over the whole local buffer and
  * watches it for a while ({@link #WATCH}); the buffer must still be exactly the marker then, and
  * again once the queue pair that carried the read was destroyed and a later read between the same
- * managers completed.
+ * managers completed. And no collateral failures: the other reads that shared the queue pair of
+ * a cancelled one finish on a replacement queue pair.
  */
 @Tag("softroce")
 class VerbsNoLateDmaVmTest {
@@ -70,6 +71,7 @@ class VerbsNoLateDmaVmTest {
     private final OpenedVerbs holderVerbs = new OpenedVerbs();
     private RdmaManager owner;
     private RdmaManager holder;
+    private RdmaBuffer buffer;
     private RdmaRemoteBuffer remote;
     private boolean slowed;
 
@@ -77,7 +79,7 @@ class VerbsNoLateDmaVmTest {
     void managersConnected_thenThePeerSlowedDown() throws Exception {
         owner = managers.track(new OpenedVerbs().builder("rxe1").build());
         holder = managers.track(holderVerbs.builder("rxe0").build());
-        RdmaBuffer buffer = owner.allocate(SIZE).join();
+        buffer = owner.allocate(SIZE).join();
         DataPattern.fill(buffer.segment(), 7);
         remote = buffer.remote();
         holder.read(remote.slice(0, 4096), managers.arena().allocate(4096, 64), TIMEOUT).join();   // queue pair up
@@ -185,6 +187,35 @@ class VerbsNoLateDmaVmTest {
         assertTrue(second.future.isCancelled());
         assertQuiet(second, overwritten.get(TIMEOUT.toSeconds(), TimeUnit.SECONDS));
         first.prepared().close();
+    }
+
+    /**
+     * No collateral failures: eight reads of 8 MiB, one action each, share the holder's one queue
+     * pair to the owner; cancelling one moves that queue pair to ERROR, which flushes the others'
+     * work requests; they are posted again on a replacement queue pair and bring their bytes.
+     */
+    @Test
+    void eightReadsOnOneQueuePair_oneCancelled_theOtherSevenFinishOnAReplacement_withTheirBytes() throws Exception {
+        int n = 8;
+        long part = SIZE / n;
+        List<MemorySegment> locals = new java.util.ArrayList<>();
+        List<CompletableFuture<Void>> reads = new java.util.ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            locals.add(managers.arena().allocate(part, 64));
+            reads.add(holder.read(remote.slice(i * part, part), locals.get(i), TIMEOUT));
+        }
+        new Submitted(reads.getFirst(), locals.getFirst(), null).awaitStarted();
+        int cancelled = n / 2;
+
+        assertTrue(reads.get(cancelled).cancel(true), "the read was still running");
+
+        for (int i = 0; i < n; i++) {
+            if (i != cancelled) {
+                int k = i;
+                reads.get(i).get(TIMEOUT.toSeconds(), TimeUnit.SECONDS);
+                assertEquals(-1, buffer.segment().asSlice(k * part, part).mismatch(locals.get(k)), () -> "read " + k);
+            }
+        }
     }
 
     /** A read of the whole remote buffer submitted to the holder's transport directly, as the manager would. */
