@@ -190,6 +190,70 @@ class VerbsNoLateDmaVmTest {
     }
 
     /**
+     * A flush that cannot come: the device's poller took the completions of three small reads
+     * (A, B, C, in that order on one queue pair) off the queue in one batch, and delivering A's
+     * runs a stage that cancels B, whose own completion waits, undelivered, further down that
+     * batch: no poll of the queue can bring it. The cancel waits its bound, then destroys the
+     * queue pair (B's work request then counts as flushed) and returns with it destroyed, still
+     * inside the stage; C, flushed by that, is posted again on a replacement and completes.
+     *
+     * <p>The poller is first held in a stage of a larger read until C's bytes landed: soft-RoCE
+     * writes a read's bytes and then its completion, in the order the reads were posted, so A's and
+     * B's completions are in the queue by then.
+     */
+    @Test
+    void cancelOfAReadWhoseCompletionThePollerHoldsUndelivered_destroysItsQueuePair_andReturns() throws Exception {
+        holderVerbs.transport().flushBound(Duration.ofMillis(100));
+        java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+        Object decoded = holderVerbs.transport().decodeContext(remote.refFor(IbverbsTransportProvider.NAME));
+        Submitted holding = submitRead(Deadline.after(TIMEOUT), 8 * MIB, decoded);
+        CompletableFuture<String> held = holding.future.thenApply(ok -> {
+            String name = Thread.currentThread().getName();
+            try {
+                release.await();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            return name;
+        });
+        assertFalse(holding.future.isDone(), "the stage was in place before the read completed");
+        holding.awaitStarted();
+        try {
+            while (!holding.future.isDone()) {      // the poller is now held in the stage (checked below)
+                Thread.onSpinWait();
+            }
+            Submitted a = submitRead(Deadline.after(TIMEOUT), 4096, decoded);
+            Submitted b = submitRead(Deadline.after(TIMEOUT), 4096, decoded);
+            Submitted c = submitRead(Deadline.after(TIMEOUT), 4096, decoded);
+            CompletableFuture<Integer> undestroyedWhenCancelReturned = a.future.thenApply(ok -> {
+                assertTrue(b.future.cancel(true), "B was not delivered yet");
+                return holderVerbs.transport().brokenQueuePairsNotDestroyed();
+            });
+            long end = System.nanoTime() + TIMEOUT.toNanos();
+            while (c.local.get(ValueLayout.JAVA_LONG, 4096 - 8) == 0) {
+                assertTrue(System.nanoTime() < end, "C's bytes did not land within " + TIMEOUT);
+                Thread.onSpinWait();
+            }
+            assertFalse(a.future.isDone(), "nobody delivered A's completion while the poller was held");
+            release.countDown();
+
+            assertEquals(0, undestroyedWhenCancelReturned.get(TIMEOUT.toSeconds(), TimeUnit.SECONDS),
+                    "queue pairs out of service but not destroyed when B's cancel returned");
+            assertTrue(held.get().startsWith("rdma4j-verbs-poller-"), "the poller was the one held: " + held.get());
+            c.future.get(TIMEOUT.toSeconds(), TimeUnit.SECONDS);
+            assertAll(
+                    () -> assertTrue(b.future.isCancelled()),
+                    () -> assertEquals(-1, buffer.segment().asSlice(0, 4096).mismatch(c.local), "C's bytes"));
+            a.prepared.close();
+            b.prepared.close();
+            c.prepared.close();
+        } finally {
+            release.countDown();
+        }
+        holding.prepared.close();
+    }
+
+    /**
      * No collateral failures: eight reads of 8 MiB, one action each, share the holder's one queue
      * pair to the owner; cancelling one moves that queue pair to ERROR, which flushes the others'
      * work requests; they are posted again on a replacement queue pair and bring their bytes.
@@ -220,11 +284,24 @@ class VerbsNoLateDmaVmTest {
 
     /** A read of the whole remote buffer submitted to the holder's transport directly, as the manager would. */
     private Submitted submitRead(Deadline deadline) {
+        return submitRead(deadline, SIZE);
+    }
+
+    /** A read of the first {@code size} bytes of the remote buffer, submitted to the holder's transport directly. */
+    private Submitted submitRead(Deadline deadline, long size) {
+        return submitRead(deadline, size, holderVerbs.transport().decodeContext(remote.refFor(IbverbsTransportProvider.NAME)));
+    }
+
+    /**
+     * The same, with the remote buffer's context decoded already: ops with a context that the
+     * owner checked already are posted in {@code submit}, in the order they are submitted.
+     */
+    private Submitted submitRead(Deadline deadline, long size, Object decoded) {
         VerbsTransport t = holderVerbs.transport();
-        MemorySegment local = managers.arena().allocate(SIZE, 64);
+        MemorySegment local = managers.arena().allocate(size, 64);
         RemoteBufferRef ref = remote.refFor(IbverbsTransportProvider.NAME);
         LocalMemory prepared = t.prepareLocal(local);
-        TransportOp op = new TransportOp(TransportOp.OpType.READ_INTO_LOCAL, local, prepared, ref, t.decodeContext(ref), 0);
+        TransportOp op = new TransportOp(TransportOp.OpType.READ_INTO_LOCAL, local, prepared, ref, decoded, 0);
         return new Submitted(t.submit(List.of(op), deadline), local, prepared);
     }
 
