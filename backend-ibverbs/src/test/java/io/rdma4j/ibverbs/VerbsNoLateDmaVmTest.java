@@ -282,6 +282,34 @@ class VerbsNoLateDmaVmTest {
         }
     }
 
+    /**
+     * The same when one of the eight times out: its deadline moves the queue pair to ERROR; the
+     * other seven are posted again on a replacement and bring their bytes.
+     */
+    @Test
+    void eightReadsOnOneQueuePair_oneTimedOut_theOtherSevenFinishOnAReplacement_withTheirBytes() throws Exception {
+        int n = 8;
+        long part = SIZE / n;
+        int late = n / 2;       // queued behind four others: at the slowed rate still running after one second
+        List<MemorySegment> locals = new java.util.ArrayList<>();
+        List<CompletableFuture<Void>> reads = new java.util.ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            locals.add(managers.arena().allocate(part, 64));
+            reads.add(holder.read(remote.slice(i * part, part), locals.get(i), i == late ? Duration.ofSeconds(1) : TIMEOUT));
+        }
+
+        CompletionException e = assertThrows(CompletionException.class, () -> reads.get(late).join());
+
+        assertInstanceOf(RdmaTimeoutException.class, assertInstanceOf(RdmaSubmitException.class, e.getCause()).getCause());
+        for (int i = 0; i < n; i++) {
+            if (i != late) {
+                int k = i;
+                reads.get(i).get(TIMEOUT.toSeconds(), TimeUnit.SECONDS);
+                assertEquals(-1, buffer.segment().asSlice(k * part, part).mismatch(locals.get(k)), () -> "read " + k);
+            }
+        }
+    }
+
     /** A read of the whole remote buffer submitted to the holder's transport directly, as the manager would. */
     private Submitted submitRead(Deadline deadline) {
         return submitRead(deadline, SIZE);
