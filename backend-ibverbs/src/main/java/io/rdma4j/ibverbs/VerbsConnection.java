@@ -13,8 +13,11 @@ import java.util.List;
  * {@code depth} signalled work requests in flight; more wait in {@link #pending} and are posted as
  * completions free room (from the poller thread). Any failed completion moves the queue pair to
  * ERROR ({@link #breakDown}): what is still in flight then completes with flush errors, queued
- * chunks fail at once, and the transport opens a new connection for later ops. The queue pair is
- * destroyed once broken and drained, or with its device.
+ * chunks fail at once, and the transport opens a new connection for later ops. When the queue pair
+ * left service for another submission's cancel or timeout ({@link #breakDown(String,
+ * VerbsSubmission)}), the other submissions' flushed and queued chunks are posted again on a
+ * replacement instead ({@link VerbsSubmission#collateral}). The queue pair is destroyed once
+ * broken and drained, with its device, or at once when a flush does not come ({@link #destroyNow}).
  *
  * <p>Thread-safe, with two locks. This object's lock guards the books: what waits, credits, what
  * is in flight, and whether the queue pair left service. A chunk is claimed under it (a credit, a
@@ -39,12 +42,15 @@ final class VerbsConnection {
         final int lkey;
         final long remoteAddress;
         final int rkey;
+        /** The lane the chunk was given: where a replacement connection comes from ({@link VerbsPeers#connection}). */
+        final PeerGroup group;
+        final int slot;
         VerbsConnection connection;
         /** The work request id the device tracks this chunk by, once claimed for posting. */
         long workRequestId;
 
         Chunk(VerbsSubmission submission, int opIndex, int opcode, long localAddress, int length, int lkey,
-              long remoteAddress, int rkey) {
+              long remoteAddress, int rkey, PeerGroup group, int slot) {
             this.submission = submission;
             this.opIndex = opIndex;
             this.opcode = opcode;
@@ -53,6 +59,23 @@ final class VerbsConnection {
             this.lkey = lkey;
             this.remoteAddress = remoteAddress;
             this.rkey = rkey;
+            this.group = group;
+            this.slot = slot;
+        }
+
+        /** The same work, not yet queued anywhere: to post again on a replacement connection. */
+        Chunk again() {
+            return new Chunk(submission, opIndex, opcode, localAddress, length, lkey, remoteAddress, rkey, group, slot);
+        }
+
+        /**
+         * Whether this chunk, flushed or not posted, failed only because another submission's
+         * abort (a cancel, a timeout) took its queue pair out of service: it may be posted again
+         * (an RDMA READ or WRITE of unchanged memory can be repeated).
+         */
+        boolean collateral() {
+            VerbsSubmission culprit = connection.brokenFor;
+            return culprit != null && culprit != submission;
         }
 
         /**
@@ -65,6 +88,10 @@ final class VerbsConnection {
             connection.retired(status != Ibv.IBV_WC_SUCCESS, error);
             if (status == Ibv.IBV_WC_WR_FLUSH_ERR && why != null) {
                 error = error + "; the queue pair had left service: " + why;
+            }
+            if (status == Ibv.IBV_WC_WR_FLUSH_ERR && collateral()) {
+                submission.collateral(this, error);
+                return;
             }
             submission.chunkDone(this, status, error);
         }
@@ -95,6 +122,12 @@ final class VerbsConnection {
     private int inFlight;
     /** Why the queue pair left service, or null; written under this object's lock, read without it by {@link #isBroken}. */
     private volatile String brokenBecause;
+    /**
+     * The submission whose abort (cancel, timeout) took the queue pair out of service, or null
+     * (an error, the liveness sweep, close): the other submissions' chunks are then posted again
+     * elsewhere ({@link VerbsSubmission#collateral}). Written before {@link #brokenBecause}.
+     */
+    private volatile VerbsSubmission brokenFor;
     private boolean destroyed;
     private boolean starved;
 
@@ -281,8 +314,13 @@ final class VerbsConnection {
             synchronized (this) {
                 why = brokenBecause;
             }
-            c.submission.chunkDone(c, -1, why == null ? "not posted: the op was cancelled or timed out" : "not posted: the queue pair to "
-                    + peer + " is out of service (" + why + ")");
+            String error = why == null ? "not posted: the op was cancelled or timed out" : "not posted: the queue pair to "
+                    + peer + " is out of service (" + why + ")";
+            if (!c.submission.isAborted() && c.collateral()) {
+                c.submission.collateral(c, error);
+            } else {
+                c.submission.chunkDone(c, -1, error);
+            }
         }
     }
 
@@ -318,9 +356,18 @@ final class VerbsConnection {
      * flight completes (flushed) and the device touches none of their memory afterwards. Idempotent.
      */
     void breakDown(String why) {
+        breakDown(why, null);
+    }
+
+    /**
+     * As {@link #breakDown(String)}; {@code culprit}, when not null, is the submission whose
+     * abort (a cancel, a timeout) this is: the chunks of others are posted again elsewhere.
+     */
+    void breakDown(String why, VerbsSubmission culprit) {
         Claimed claimed;
         synchronized (this) {
             if (brokenBecause == null) {
+                brokenFor = culprit;
                 breakLocked(why);
             }
             claimed = claimLocked(null);
@@ -345,6 +392,26 @@ final class VerbsConnection {
             destroyed = true;
             closeQuietly();
         }
+    }
+
+    /**
+     * Destroys the queue pair now, with work requests still in flight on it (their flush did not
+     * come in time): once {@code ibv_destroy_qp} returned, the device touches none of their memory.
+     * Then has the device account for them as flushed ({@link VerbsDevice#retireDestroyed}).
+     * Idempotent; does nothing once the queue pair was destroyed.
+     */
+    void destroyNow(String why) {
+        synchronized (this) {
+            if (destroyed) {
+                return;
+            }
+            if (brokenBecause == null) {
+                breakLocked(why);
+            }
+            destroyed = true;
+            closeQuietly();
+        }
+        device.retireDestroyed(this, why);
     }
 
     /** Destroys the queue pair now (transport close: the device is closing too). */

@@ -360,6 +360,25 @@ final class VerbsDevice implements AutoCloseable {
         }
     }
 
+    /**
+     * Accounts for the chunks of {@code c}, whose queue pair was just destroyed ({@link
+     * VerbsConnection#destroyNow}): first takes what the completion queue holds (the completions
+     * of its work requests that came before the destroy are there, or already taken by another
+     * thread), then fails, as flushed, its chunks still tracked: no completion comes for them any
+     * more, and the device touches none of their memory. The completion-queue room of each is given
+     * back once, by whichever of this and a delivery in progress takes it from the table.
+     */
+    void retireDestroyed(VerbsConnection c, String why) {
+        while (pollOnce(true) == POLL_BATCH) {
+            // a full batch: there may be more
+        }
+        List<VerbsConnection.Chunk> left = new ArrayList<>();
+        inFlight.takeIf(chunk -> chunk.connection == c, left::add);
+        for (VerbsConnection.Chunk chunk : left) {
+            chunk.completed(Ibv.IBV_WC_WR_FLUSH_ERR, "not completed: its queue pair was destroyed (" + why + ")");
+        }
+    }
+
     private void failAll(String why) {
         List<VerbsConnection.Chunk> failed = new ArrayList<>();
         inFlight.takeAll(failed::add);      // first all, then fail them: failing one may track more (they fail when posted)

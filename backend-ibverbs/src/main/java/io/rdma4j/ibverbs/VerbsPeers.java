@@ -261,6 +261,11 @@ final class VerbsPeers implements AutoCloseable {
         return created.size();
     }
 
+    /** Connections this side made whose queue pair left service and is not destroyed yet (its work requests still flushing). */
+    int brokenNotDestroyed() {
+        return (int) created.stream().filter(c -> c.isBroken() && !c.isDestroyed()).count();
+    }
+
     /** Connected queue pairs this side created and has not seen break, over all peers. */
     int liveQueuePairs() {
         int n = 0;

@@ -80,6 +80,8 @@ final class VerbsTransport implements Transport {
     private final PassiveSweep sweep;
     private final ActiveSweep activeSweep;
     private final Map<Long, List<MemoryRegion>> registrations = new ConcurrentHashMap<>();
+    /** How long an abort waits for the flush before it destroys the queue pairs ({@link VerbsSubmission}). */
+    private volatile long flushBoundNanos = VerbsSubmission.FLUSH_BOUND_NANOS;
     private volatile boolean closed;
 
     private VerbsTransport(TransportContext context, List<VerbsDevice> devices, VerbsTuning tuning) {
@@ -199,7 +201,8 @@ final class VerbsTransport implements Transport {
 
     @Override
     public CompletableFuture<Void> submit(List<TransportOp> ops, Deadline deadline) {
-        VerbsSubmission s = new VerbsSubmission(ops.size(), deviceArray);
+        VerbsSubmission s = new VerbsSubmission(ops.size(), deviceArray, context.watchdog(), flushBoundNanos,
+                c -> peers.connection(c.group, c.slot));
         if (closed) {
             s.future.completeExceptionally(new TransportException(TransportException.Kind.INTERNAL, "the ibverbs transport is closed"));
             return s.future;
@@ -209,7 +212,7 @@ final class VerbsTransport implements Transport {
                     "ibverbs: the deadline passed before " + ops.size() + " op(s) started"));
             return s.future;
         }
-        s.guardedBy(context.watchdog().arm(deadline, () -> s.abort(new TransportException(
+        s.guardedBy(context.watchdog().arm(deadline, () -> s.timedOut(new TransportException(
                 TransportException.Kind.TIMEOUT, "ibverbs did not finish " + ops.size() + " op(s) by the deadline"))));
         List<CompletableFuture<Void>> waiting = null;     // ops still waiting for a handshake or the owner's check
         for (int i = 0; i < ops.size(); i++) {
@@ -256,17 +259,19 @@ final class VerbsTransport implements Transport {
         PeerGroup first = peers.group(routes.getFirst().peers());
         int firstLane = first.firstSlot(stripes);
         Route[] via = new Route[stripes];
+        Lane[] where = new Lane[stripes];
         @SuppressWarnings("unchecked")
         CompletableFuture<VerbsConnection>[] lanes = new CompletableFuture[stripes];
         for (int i = 0; i < stripes; i++) {
             int lane = Math.floorMod(firstLane + i, laneCount);
             int route = lane % routes.size();
             via[i] = routes.get(route);
-            lanes[i] = peers.connection(route == 0 ? first : peers.group(via[i].peers()), lane / routes.size());
+            where[i] = new Lane(route == 0 ? first : peers.group(via[i].peers()), lane / routes.size());
+            lanes[i] = peers.connection(where[i].group(), where[i].slot());
         }
         CompletableFuture<Void> checked = checked(op.remote(), r);
         if (readyNow(checked, lanes)) {     // the usual case after an op to this peer and token: no stages
-            enqueue(s, index, op, local, r, via, lanes);
+            enqueue(s, index, op, local, r, via, where, lanes);
             return null;
         }
         return CompletableFuture.allOf(CompletableFuture.allOf(lanes), checked).handle((ok, t) -> {
@@ -274,7 +279,7 @@ final class VerbsTransport implements Transport {
                 s.fail(index, VerbsPeers.failure(t));
                 return null;
             }
-            enqueue(s, index, op, local, r, via, lanes);
+            enqueue(s, index, op, local, r, via, where, lanes);
             return null;
         });
     }
@@ -293,12 +298,12 @@ final class VerbsTransport implements Transport {
 
     /** Cuts the op into the chunks of its stripes and queues them on their connected lanes, unless the submission was aborted. */
     private static void enqueue(VerbsSubmission s, int index, TransportOp op, VerbsLocal local, VerbsWire.RemoteRegion r,
-                                Route[] via, CompletableFuture<VerbsConnection>[] lanes) {
+                                Route[] via, Lane[] where, CompletableFuture<VerbsConnection>[] lanes) {
         long length = op.local().byteSize();
         int stripes = lanes.length;
         if (stripes == 1 && length > 0 && length <= via[0].local().maxMessageBytes()) {     // the usual small op: one work request
             VerbsConnection c = lanes[0].join();
-            VerbsConnection.Chunk chunk = chunk(s, index, op, local, r.address, via[0], 0, (int) length);
+            VerbsConnection.Chunk chunk = chunk(s, index, op, local, r.address, via[0], where[0], 0, (int) length);
             if (s.expect(c, 1)) {
                 c.enqueue(chunk);
             }
@@ -308,7 +313,7 @@ final class VerbsTransport implements Transport {
         int total = 0;
         for (int i = 0; i < stripes; i++) {
             s.uses(lanes[i].join());
-            List<VerbsConnection.Chunk> chunks = chunks(s, index, op, local, r.address, via[i],
+            List<VerbsConnection.Chunk> chunks = chunks(s, index, op, local, r.address, via[i], where[i],
                     Stripes.start(length, stripes, i), Stripes.end(length, stripes, i));
             perLane.add(chunks);
             total += chunks.size();
@@ -322,21 +327,25 @@ final class VerbsTransport implements Transport {
 
     /** The work requests of bytes {@code [from, to)} of {@code op} over {@code route}: one per maximum message size. */
     private static List<VerbsConnection.Chunk> chunks(VerbsSubmission s, int index, TransportOp op, VerbsLocal local,
-                                                      long remoteAddress, Route route, long from, long to) {
+                                                      long remoteAddress, Route route, Lane lane, long from, long to) {
         long max = route.local().maxMessageBytes();
         List<VerbsConnection.Chunk> chunks = new ArrayList<>((int) ((to - from + max - 1) / max));
         for (long at = from; at < to; at += max) {
-            chunks.add(chunk(s, index, op, local, remoteAddress, route, at, (int) Math.min(max, to - at)));
+            chunks.add(chunk(s, index, op, local, remoteAddress, route, lane, at, (int) Math.min(max, to - at)));
         }
         return chunks;
     }
 
     /** The work request for the {@code length} bytes of {@code op} at {@code at} over {@code route}. */
     private static VerbsConnection.Chunk chunk(VerbsSubmission s, int index, TransportOp op, VerbsLocal local,
-                                               long remoteAddress, Route route, long at, int length) {
+                                               long remoteAddress, Route route, Lane lane, long at, int length) {
         int opcode = op.type() == TransportOp.OpType.READ_INTO_LOCAL ? Ibv.IBV_WR_RDMA_READ : Ibv.IBV_WR_RDMA_WRITE;
         return new VerbsConnection.Chunk(s, index, opcode, op.local().address() + at, length, local.lkey(route.localIndex()),
-                remoteAddress + op.remoteOffset() + at, route.remote().rkey());
+                remoteAddress + op.remoteOffset() + at, route.remote().rkey(), lane.group(), lane.slot());
+    }
+
+    /** Slot {@code slot} of the queue pairs of {@code group}: where a stripe goes, and where its replacement comes from. */
+    private record Lane(PeerGroup group, int slot) {
     }
 
     // ------------------------------------------------------------------ the owner's check, once per token
@@ -402,6 +411,11 @@ final class VerbsTransport implements Transport {
         return reply;
     }
 
+    /** Sets how long later submissions wait for a flush before they destroy the queue pairs instead (for tests). */
+    void flushBound(Duration bound) {
+        flushBoundNanos = bound.toNanos();
+    }
+
     /** The devices this transport uses, best ranked first (for tests). */
     List<VerbsDevice> devices() {
         return devices;
@@ -410,6 +424,11 @@ final class VerbsTransport implements Transport {
     /** Connected queue pairs this side created to other managers' devices, not broken (for tests). */
     int liveQueuePairs() {
         return peers.liveQueuePairs();
+    }
+
+    /** Queue pairs this side created that left service and are not destroyed yet (for tests). */
+    int brokenQueuePairsNotDestroyed() {
+        return peers.brokenNotDestroyed();
     }
 
     /** Queue pairs this side connected on peers' request, in service now (for tests). */

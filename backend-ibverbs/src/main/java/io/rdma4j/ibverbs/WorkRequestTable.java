@@ -3,6 +3,7 @@ package io.rdma4j.ibverbs;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReferenceArray;
 import java.util.function.Consumer;
+import java.util.function.Predicate;
 
 /**
  * The chunks posted on one device and not yet completed, by work request id: what a completion's
@@ -57,6 +58,16 @@ final class WorkRequestTable {
         int slot = (int) id & mask;
         VerbsConnection.Chunk c = slots.get(slot);
         return c != null && c.workRequestId == id && slots.compareAndSet(slot, c, null) ? c : null;
+    }
+
+    /** Takes every tracked chunk that {@code which} accepts and hands it to {@code action}. */
+    void takeIf(Predicate<VerbsConnection.Chunk> which, Consumer<VerbsConnection.Chunk> action) {
+        for (int i = 0; i < slots.length(); i++) {
+            VerbsConnection.Chunk c = slots.get(i);
+            if (c != null && which.test(c) && slots.compareAndSet(i, c, null)) {
+                action.accept(c);
+            }
+        }
     }
 
     /** Takes every tracked chunk and hands it to {@code action}. */

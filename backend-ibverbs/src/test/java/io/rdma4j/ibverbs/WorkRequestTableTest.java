@@ -18,7 +18,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 class WorkRequestTableTest {
 
     private static VerbsConnection.Chunk chunk() {
-        return new VerbsConnection.Chunk(null, 0, Ibv.IBV_WR_RDMA_READ, 0x1000, 8, 1, 0x2000, 2);
+        return new VerbsConnection.Chunk(null, 0, Ibv.IBV_WR_RDMA_READ, 0x1000, 8, 1, 0x2000, 2, null, 0);
     }
 
     @Test
