@@ -1,15 +1,13 @@
 package io.rdma4j.shm;
 
-import io.rdma4j.shm.ffi.Libc;
+import io.rdma4j.shm.ffi.MemoryFile;
+import io.rdma4j.shm.ffi.ParkedFd;
 
 import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
-import java.nio.channels.FileChannel;
-import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
 import java.time.Duration;
 import java.util.BitSet;
 import java.util.Optional;
@@ -21,13 +19,14 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
  * The small table, shared between a buffer owner and the holders copying its memory, that makes
  * "no access after release" hold even though holders copy without asking the owner.
  *
- * <p>The owner creates it in a memory file ({@code memfd_create}) and maps it; a holder on the
- * same host opens the owner's descriptor through {@code /proc/<owner pid>/fd/<fd>} and maps the
- * same pages. Atomic operations on the mapping are atomic across both processes. The kernel lets
- * every process of the owner's user open that path (a {@code PTRACE_MODE_READ} check, which Yama
- * does not restrict), so the table coordinates holders that follow this protocol; it guards
- * nothing against a hostile one, which may write it (the file's size is sealed, so it cannot
- * shrink it under the owner).
+ * <p>The owner creates it in a memory file ({@code memfd_create}), maps it and parks the
+ * descriptor ({@link ParkedFd}: not reachable through {@code /proc/<pid>/fd}); a holder gets the
+ * descriptor handed over ({@code SCM_RIGHTS}) with its first grant, after the owner checked that
+ * holder's key for some buffer, and maps the same pages. Atomic operations on the mapping are
+ * atomic across both processes. The table coordinates holders that follow this protocol; it
+ * guards nothing against a hostile holder that was handed it, which may write it (the file's size
+ * is sealed, so it cannot shrink it under the owner): such a holder can withdraw buffers early and
+ * pin hazard rows, which {@link #revoke} bounds by its wait.
  * <pre>
  *   header   magic, slot count, hazard count
  *   slots    one long per registered buffer: its generation, 0 when free or released
@@ -65,15 +64,15 @@ public final class AccessTable implements AutoCloseable {
 
     private final Arena arena;
     private final MemorySegment table;
-    private final int fd;                   // owner: the memfd it keeps open for holders; holder: -1
+    private final ParkedFd parked;          // owner: the memfd, parked for hand-overs; holder: null
     private final BitSet used;              // owner: slots in use; holder: null
     private long nextGeneration = 1;
     private boolean closed;
 
-    private AccessTable(Arena arena, MemorySegment table, int fd, BitSet used) {
+    private AccessTable(Arena arena, MemorySegment table, ParkedFd parked, BitSet used) {
         this.arena = arena;
         this.table = table;
-        this.fd = fd;
+        this.parked = parked;
         this.used = used;
     }
 
@@ -84,46 +83,14 @@ public final class AccessTable implements AutoCloseable {
      * @throws IOException if the memory file cannot be created or mapped (the message names the call)
      */
     public static AccessTable create() throws IOException {
-        int fd = Libc.memfdCreate("rdma4j-shm-access", SIZE);
+        Arena arena = Arena.ofShared();
         try {
-            AccessTable t = map(Path.of("/proc/self/fd/" + fd), fd, new BitSet(SLOTS));
+            MemoryFile.Mapped file = MemoryFile.create("rdma4j-shm-access", SIZE, arena, f -> { });
+            AccessTable t = new AccessTable(arena, file.segment(), file.parked(), new BitSet(SLOTS));
             t.table.set(JAVA_LONG, 8, SLOTS);
             t.table.set(JAVA_LONG, 16, HAZARDS);
             LONG.setVolatile(t.table, 0L, MAGIC);
             return t;
-        } catch (IOException | RuntimeException e) {
-            Libc.close(fd);
-            throw e;
-        }
-    }
-
-    /**
-     * Maps the table of the owner process {@code pid}, published under descriptor {@code fd}.
-     *
-     * @param pid the owner's process id
-     * @param fd  the owner's {@link #fd()}
-     * @return the holder's view; the caller closes it when done with the owner
-     * @throws IOException if the owner's descriptor cannot be opened (the owner exited, or the
-     *                     kernel refused: the message names {@code /proc/<pid>/fd/<fd>} and why) or
-     *                     holds no table
-     */
-    public static AccessTable attach(long pid, int fd) throws IOException {
-        AccessTable t = map(Path.of("/proc/" + pid + "/fd/" + fd), -1, null);
-        if ((long) LONG.getVolatile(t.table, 0L) != MAGIC || t.table.get(JAVA_LONG, 8) != SLOTS
-                || t.table.get(JAVA_LONG, 16) != HAZARDS) {
-            t.close();
-            throw new IOException("/proc/" + pid + "/fd/" + fd + " holds no rdma4j access table");
-        }
-        return t;
-    }
-
-    private static AccessTable map(Path file, int fd, BitSet used) throws IOException {
-        Arena arena = Arena.ofShared();
-        try (FileChannel channel = FileChannel.open(file, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
-            if (channel.size() < SIZE) {
-                throw new IOException(file + " is " + channel.size() + " bytes, an access table needs " + SIZE);
-            }
-            return new AccessTable(arena, channel.map(FileChannel.MapMode.READ_WRITE, 0, SIZE, arena), fd, used);
         } catch (IOException | RuntimeException e) {
             arena.close();
             throw e;
@@ -131,14 +98,37 @@ public final class AccessTable implements AutoCloseable {
     }
 
     /**
-     * The owner's descriptor for the table, which holders open through {@code /proc}.
+     * Maps the owner's table from the descriptor it handed over. The descriptor stays the
+     * caller's, who closes it (the mapping keeps the pages).
      *
-     * @return the descriptor number
+     * @param fd the table's memory file, as received from the owner
+     * @return the holder's view; the caller closes it when done with the owner
+     * @throws IOException if the file cannot be mapped or holds no table
+     */
+    public static AccessTable attach(int fd) throws IOException {
+        Arena arena = Arena.ofShared();
+        try {
+            AccessTable t = new AccessTable(arena, MemoryFile.map(fd, SIZE, arena), null, null);
+            if ((long) LONG.getVolatile(t.table, 0L) != MAGIC || t.table.get(JAVA_LONG, 8) != SLOTS
+                    || t.table.get(JAVA_LONG, 16) != HAZARDS) {
+                throw new IOException("the owner's descriptor holds no rdma4j access table");
+            }
+            return t;
+        } catch (IOException | RuntimeException e) {
+            arena.close();
+            throw e;
+        }
+    }
+
+    /**
+     * The owner's parked descriptor for the table, which it hands to holders with their first grant.
+     *
+     * @return the parked descriptor, closed with this table
      * @throws IllegalStateException on a holder's view
      */
-    public int fd() {
+    public ParkedFd parked() {
         requireOwner();
-        return fd;
+        return parked;
     }
 
     /**
@@ -320,8 +310,8 @@ public final class AccessTable implements AutoCloseable {
     }
 
     /**
-     * Unmaps the table and, on the owner, closes its descriptor. Idempotent. Holders that mapped
-     * the owner's table keep their own mapping of the same pages.
+     * Unmaps the table and, on the owner, closes its parked descriptor. Idempotent. Holders that
+     * mapped the owner's table keep their own mapping of the same pages.
      */
     @Override
     public synchronized void close() {
@@ -330,9 +320,6 @@ public final class AccessTable implements AutoCloseable {
         }
         closed = true;
         arena.close();
-        if (fd >= 0) {
-            Libc.close(fd);
-        }
     }
 
     /**

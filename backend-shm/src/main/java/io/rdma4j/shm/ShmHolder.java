@@ -3,8 +3,8 @@ package io.rdma4j.shm;
 import io.rdma4j.shm.ffi.Errno;
 import io.rdma4j.shm.ffi.Libc;
 import io.rdma4j.shm.ffi.ProcessVmCopier;
+import io.rdma4j.shm.ffi.UnixSockets;
 import io.rdma4j.spi.BufferAccessException;
-import io.rdma4j.spi.ControlChannel;
 import io.rdma4j.spi.Deadline;
 import io.rdma4j.spi.ErrorCode;
 import io.rdma4j.spi.LocalBuffer;
@@ -26,13 +26,12 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 
 /**
  * The holder's side of the shm transport: decides per owner whether this process can attach to
- * it (once, logging a refusal at INFO), asks the owner for each buffer's grant (once), and runs
- * ops as copies on the calling thread.
+ * it (once, logging a refusal at INFO), asks the owner for each buffer's grant (once, over the
+ * owner's hand-over socket, which hands the memory files over: {@link Handover}), and runs ops as
+ * copies on the calling thread.
  *
  * <p>An op on a remote buffer: announce the copy in the owner's {@link AccessTable} (refused when
  * the buffer was released), copy in pieces of at most {@code chunk} bytes with
@@ -52,7 +51,6 @@ final class ShmHolder implements AutoCloseable {
     private final HostIdentity self;
     private final String ownIncarnation;
     private final RegistrationLookup registrations;
-    private final ControlChannel control;
     private final long chunk;
     private final int copyThreads;
     private final ExecutorService helpers;      // null when copyThreads is 1
@@ -60,12 +58,10 @@ final class ShmHolder implements AutoCloseable {
     private final ConcurrentLinkedQueue<ProcessVmCopier> copiers = new ConcurrentLinkedQueue<>();
     private volatile boolean closed;
 
-    ShmHolder(HostIdentity self, byte[] ownIncarnation, RegistrationLookup registrations, ControlChannel control,
-              long chunk, int copyThreads) {
+    ShmHolder(HostIdentity self, byte[] ownIncarnation, RegistrationLookup registrations, long chunk, int copyThreads) {
         this.self = self;
         this.ownIncarnation = HexFormat.of().formatHex(ownIncarnation);
         this.registrations = registrations;
-        this.control = control;
         this.chunk = chunk;
         this.copyThreads = copyThreads;
         this.helpers = copyThreads <= 1 ? null : Executors.newFixedThreadPool(copyThreads - 1,
@@ -74,7 +70,8 @@ final class ShmHolder implements AutoCloseable {
 
     /**
      * Decodes a token's context; the first token of each owner decides whether this process can
-     * attach to it: same identity, the owner permits it, its table opens and a probe copy works.
+     * attach to it: same identity, the owner's hand-over socket answers from the owner's pid, and,
+     * when the owner permits cross-memory attach, a probe copy works.
      *
      * @throws TransportException {@link Kind#PEER_UNREACHABLE} saying why this owner cannot be
      *                            reached here (then another transport should carry its buffers);
@@ -109,31 +106,27 @@ final class ShmHolder implements AutoCloseable {
 
     /** An attached peer, or the reason (a String) why not; logs a refusal once, at INFO. */
     private Object attach(String incarnation, RemoteBufferRef ref, ShmContext context) {
+        String socket = Handover.name(HexFormat.of().formatHex(context.socket()));
         String reason = self.whyNotReachable(context.host()).orElse(null);
-        AccessTable table = null;
         if (reason == null) {
             try {
-                table = AccessTable.attach(context.pid(), context.tableFd());
+                Libc.close(Handover.connect(socket, context.pid(), Handover.SERVE_TIMEOUT.toNanos()));
                 int errno = context.refusal().isEmpty() ? probe(context) : 0;     // else: no attach is tried at all
                 if (errno != 0) {
                     reason = "the kernel refused process_vm_readv on owner pid " + context.pid() + ": "
                             + Errno.describe(errno);
                 }
             } catch (IOException | RuntimeException e) {
-                reason = "cannot open the owner's access table: " + e.getMessage();
+                reason = "cannot reach the owner's hand-over socket: " + e.getMessage();
             }
         }
         if (reason != null) {
-            if (table != null) {
-                table.close();
-            }
             LOG.log(System.Logger.Level.INFO, "shm: falling back to the next transport for owner {0} (pid {1}): {2}",
                     ref.owner(), String.valueOf(context.pid()), reason);
             return reason;
         }
         int pidfd = Libc.pidfdOpen(context.pid());
         if (pidfd < 0) {
-            table.close();
             reason = "pidfd_open(" + context.pid() + ") failed (" + Errno.describe(-pidfd) + "): without a process "
                     + "descriptor a copy cannot be sure to reach the owner rather than a process that took its pid";
             LOG.log(System.Logger.Level.INFO, "shm: falling back to the next transport for owner {0} (pid {1}): {2}",
@@ -142,7 +135,7 @@ final class ShmHolder implements AutoCloseable {
         }
         LOG.log(System.Logger.Level.DEBUG, "shm: attached to owner {0} (pid {1}, pidfd {2})", ref.owner(),
                 String.valueOf(context.pid()), pidfd);
-        return new ShmPeer(incarnation, context.pid(), table, pidfd, context.refusal());
+        return new ShmPeer(incarnation, context.pid(), pidfd, context.refusal(), socket);
     }
 
     /** Reads the first 8 bytes of the owner's table with process_vm_readv: the ptrace check, for real. */
@@ -158,7 +151,7 @@ final class ShmHolder implements AutoCloseable {
     /**
      * Whether {@code ops} can run on the caller's thread without blocking: at most
      * {@code maxBytes} in all, each on this manager's own buffer or on one whose grant is known
-     * (no control-plane request needed).
+     * (no hand-over request needed).
      */
     boolean canRunInline(List<TransportOp> ops, long maxBytes) {
         long bytes = 0;
@@ -236,9 +229,8 @@ final class ShmHolder implements AutoCloseable {
         ShmCopy.Withdrawn withdrawn;
         try {
             MemorySegment mapped = attachment.mapping();
-            if (mapped == null && !peer.crossMemory()) {
-                throw new TransportException(Kind.REMOTE_FAILURE, "shm: cannot map the memory file of buffer " + id
-                        + " of " + peer + ", and the owner does not permit cross-memory attach (" + peer.refusal() + ")");
+            if (mapped == null && !peer.crossMemory()) {     // unmapped since: found released by another thread
+                throw new ShmCopy.Withdrawn(ShmProtocol.denied(id));
             }
             copyInParts(op, new ShmCopy(op, mapped, grant, peer, deadline, cancel, chunk));
             return;
@@ -263,7 +255,7 @@ final class ShmHolder implements AutoCloseable {
             return fallback;
         }
         try {
-            ask(remote, deadline);
+            ask(remote, deadline).closeFds();
             return fallback;
         } catch (TransportException e) {
             return e.kind() == fallback.kind() || e.kind() == Kind.STALE_TOKEN ? e : fallback;
@@ -338,39 +330,44 @@ final class ShmHolder implements AutoCloseable {
         }
     }
 
-    private ShmProtocol.Grant ask(ShmRemote.Attached remote, Deadline deadline) {
+    /**
+     * Asks the owner, over its hand-over socket, for the grant of the remote's buffer; the owner
+     * checks the key first. The descriptors handed over with a grant are the caller's.
+     */
+    private ShmPeer.Granted ask(ShmRemote.Attached remote, Deadline deadline) {
         RemoteBufferRef ref = remote.ref();
+        ShmPeer peer = remote.peer();
         byte[] request = ShmProtocol.attach(HexFormat.of().parseHex(ref.incarnation()), ref.bufferId(),
                 ref.accessKey(), self);
-        byte[] reply;
+        UnixSockets.Message reply;
         try {
-            reply = control.request(ref.owner(), request, deadline).get(deadline.remainingNanos(), TimeUnit.NANOSECONDS);
-        } catch (ExecutionException e) {
-            throw e.getCause() instanceof TransportException te ? te
-                    : new TransportException(Kind.REMOTE_FAILURE, "shm attach request failed: " + e.getCause(), e.getCause());
-        } catch (TimeoutException e) {
+            reply = Handover.ask(peer.socket(), peer.pid(), request, deadline.remainingNanos());
+        } catch (java.net.SocketTimeoutException e) {
             throw new TransportException(Kind.TIMEOUT, "shm: " + ref.owner() + " did not answer the attach request by the deadline", e);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new TransportException(Kind.INTERNAL, "interrupted while attaching to " + ref.owner(), e);
+        } catch (IOException e) {
+            throw new TransportException(Kind.PEER_UNREACHABLE, "shm: cannot ask " + peer + " for buffer "
+                    + ref.bufferId() + ": " + e.getMessage(), e);
         }
+        byte[] bytes = reply.bytes();
         int status;
         try {
-            status = ShmProtocol.status(reply);
+            status = ShmProtocol.status(bytes);
             if (status == ShmProtocol.GRANTED) {
-                ShmProtocol.Grant grant = ShmProtocol.readGrant(reply);
-                if (grant.pid() != remote.peer().pid()) {
-                    throw new IllegalArgumentException("grant names pid " + grant.pid() + ", token " + remote.peer().pid());
+                ShmProtocol.Grant grant = ShmProtocol.readGrant(bytes);
+                if (grant.pid() != peer.pid()) {
+                    throw new IllegalArgumentException("grant names pid " + grant.pid() + ", token " + peer.pid());
                 }
-                return grant;
+                return new ShmPeer.Granted(grant, reply.fds());
             }
         } catch (IllegalArgumentException e) {
+            reply.closeFds();
             throw new TransportException(Kind.PROTOCOL, "malformed shm reply from " + ref.owner() + ": " + e.getMessage(), e);
         }
+        reply.closeFds();
         if (status == (ShmProtocol.NOT_PERMITTED & 0xff)) {
-            throw new TransportException(Kind.REMOTE_FAILURE, ShmProtocol.message(reply));
+            throw new TransportException(Kind.REMOTE_FAILURE, ShmProtocol.message(bytes));
         }
-        throw ErrorCode.fromWire(status).toException(ShmProtocol.message(reply));
+        throw ErrorCode.fromWire(status).toException(ShmProtocol.message(bytes));
     }
 
     private static TransportException timeout(TransportOp op) {

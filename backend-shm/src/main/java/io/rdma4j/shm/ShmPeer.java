@@ -2,17 +2,18 @@ package io.rdma4j.shm;
 
 import io.rdma4j.shm.ffi.Libc;
 import io.rdma4j.shm.ffi.MemoryFile;
+import io.rdma4j.spi.TransportException;
 
 import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.nio.file.Path;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
- * A holder's view of one owner process (one manager incarnation) on this host: its pid, its
- * access table mapped here, and what the owner granted for each buffer, by buffer id, with the
- * buffer's memory file mapped here when it has one. Thread-safe; closed by the transport.
+ * A holder's view of one owner process (one manager incarnation) on this host: its pid and
+ * process descriptor, its hand-over socket, its access table (mapped here once the owner handed
+ * it over with a first grant), and what the owner granted for each buffer, by buffer id, with the
+ * buffer's memory file mapped here when it was handed one. Thread-safe; closed by the transport.
  */
 final class ShmPeer implements AutoCloseable {
 
@@ -20,24 +21,27 @@ final class ShmPeer implements AutoCloseable {
 
     private final String incarnation;
     private final long pid;
-    private final AccessTable table;
     private final int pidfd;                // names the owner process itself, whatever its pid names later
     private final String refusal;           // "" when the owner lets this process cross-memory attach
+    private final String socket;            // the owner's hand-over socket (abstract name)
     private final java.util.concurrent.atomic.AtomicBoolean routeLogged = new java.util.concurrent.atomic.AtomicBoolean();
     private final ConcurrentHashMap<Long, Attachment> attachments = new ConcurrentHashMap<>();
+    private volatile AccessTable table;     // null until the first grant; then the owner's, for good
+    private boolean closed;                 // guarded by this
 
     /**
-     * @param pidfd a process descriptor of the owner ({@code pidfd_open}), now owned by this peer:
-     *              copies ask it whether the owner still lives
+     * @param pidfd   a process descriptor of the owner ({@code pidfd_open}), now owned by this peer:
+     *                copies ask it whether the owner still lives
      * @param refusal "" when the owner lets same-user peers cross-memory attach to it; otherwise
      *                why not (its token said so): then only its memory files are reached, by mapping
+     * @param socket  the owner's hand-over socket ({@link Handover#name})
      */
-    ShmPeer(String incarnation, long pid, AccessTable table, int pidfd, String refusal) {
+    ShmPeer(String incarnation, long pid, int pidfd, String refusal, String socket) {
         this.incarnation = incarnation;
         this.pid = pid;
-        this.table = table;
         this.pidfd = pidfd;
         this.refusal = refusal;
+        this.socket = socket;
     }
 
     /** Whether this process may copy the owner's memory with cross-memory attach. */
@@ -48,6 +52,11 @@ final class ShmPeer implements AutoCloseable {
     /** Why not, or "". */
     String refusal() {
         return refusal;
+    }
+
+    /** The owner's hand-over socket. */
+    String socket() {
+        return socket;
     }
 
     /** True the first time only: the route of the owner's non-file memory is logged once per peer. */
@@ -64,8 +73,17 @@ final class ShmPeer implements AutoCloseable {
         return pid;
     }
 
+    /**
+     * The owner's access table.
+     *
+     * @throws IllegalStateException before the owner granted anything (no attachment exists yet)
+     */
     AccessTable table() {
-        return table;
+        AccessTable t = table;
+        if (t == null) {
+            throw new IllegalStateException("no access table of " + this + " yet");
+        }
+        return t;
     }
 
     /** What the owner granted for {@code bufferId}, to whichever key; null when it has not granted it yet. */
@@ -74,18 +92,85 @@ final class ShmPeer implements AutoCloseable {
     }
 
     /**
-     * Remembers what the owner granted for {@code bufferId} after it checked {@code accessKey}.
-     * When another thread remembered the same buffer first, that attachment is kept: both were
-     * granted to the buffer's one key.
-     *
-     * @param accessKey the key the owner checked; copied
+     * One grant as it arrived: the grant and the descriptors handed over with it (the table's,
+     * then the buffer's memory file's when it is one), owned by whoever holds this.
      */
-    Attachment remember(long bufferId, byte[] accessKey, ShmProtocol.Grant grant) {
-        Attachment fresh = new Attachment(grant, accessKey);
-        Attachment prior = attachments.putIfAbsent(bufferId, fresh);
-        return prior != null ? prior : fresh;
+    record Granted(ShmProtocol.Grant grant, int[] fds) {
+        void closeFds() {
+            for (int fd : fds) {
+                Libc.close(fd);
+            }
+        }
     }
 
+    /**
+     * Remembers what the owner granted for {@code bufferId} after it checked {@code accessKey}:
+     * maps the access table (the first time) and the buffer's memory file (when one came), then
+     * closes every descriptor of {@code granted}, whatever happens. When another thread
+     * remembered the same buffer first, that attachment is kept: both were granted to the
+     * buffer's one key.
+     *
+     * @param accessKey the key the owner checked; copied
+     * @throws TransportException {@link TransportException.Kind#PROTOCOL} when the descriptors are
+     *                            not what the grant says (or the table's does not map); {@link
+     *                            TransportException.Kind#REMOTE_FAILURE} when the buffer's memory file cannot be mapped
+     *                            and cross-memory attach is not permitted
+     */
+    Attachment remember(long bufferId, byte[] accessKey, Granted granted) {
+        Attachment fresh;
+        try {
+            ShmProtocol.Grant grant = granted.grant();
+            int[] fds = granted.fds();
+            if (fds.length != (grant.memoryFile() ? 2 : 1)) {
+                throw new TransportException(TransportException.Kind.PROTOCOL, "shm: the grant of buffer " + bufferId
+                        + " of " + this + " came with " + fds.length + " descriptors");
+            }
+            useTable(fds[0]);
+            fresh = new Attachment(grant, accessKey, grant.memoryFile() ? map(bufferId, fds[1], grant.size()) : null);
+        } finally {
+            granted.closeFds();
+        }
+        Attachment prior = attachments.putIfAbsent(bufferId, fresh);
+        if (prior != null) {
+            fresh.close();
+            return prior;
+        }
+        return fresh;
+    }
+
+    /** Maps the owner's table from its handed-over descriptor, unless mapped already. */
+    synchronized void useTable(int fd) {
+        if (table != null) {
+            return;
+        }
+        if (closed) {
+            throw new IllegalStateException("peer closed");
+        }
+        try {
+            table = AccessTable.attach(fd);
+        } catch (IOException e) {
+            throw new TransportException(TransportException.Kind.PROTOCOL, "shm: cannot map the access table "
+                    + this + " handed over: " + e.getMessage(), e);
+        }
+    }
+
+    /** Maps a buffer's handed-over memory file; null (logged at DEBUG) when that fails and system calls may copy instead. */
+    private Mapping map(long bufferId, int fd, long size) {
+        Arena arena = Arena.ofShared();
+        try {
+            return new Mapping(arena, MemoryFile.map(fd, size, arena));
+        } catch (IOException | RuntimeException e) {
+            arena.close();
+            if (!crossMemory()) {
+                throw new TransportException(TransportException.Kind.REMOTE_FAILURE, "shm: cannot map the memory file of buffer "
+                        + bufferId + " of " + this + " (" + e.getMessage() + "), and the owner does not permit "
+                        + "cross-memory attach (" + refusal + ")", e);
+            }
+            LOG.log(System.Logger.Level.DEBUG, "shm: cannot map the memory file of buffer " + bufferId + " of " + this
+                    + ", copying with process_vm_readv instead", e);
+            return null;
+        }
+    }
     /**
      * Drops what was granted for a buffer found released, unmapping its memory file here; a later
      * op asks the owner again and is refused. A copy still running on the mapping fails with
@@ -103,13 +188,17 @@ final class ShmPeer implements AutoCloseable {
     public void close() {
         attachments.values().forEach(Attachment::close);
         attachments.clear();
-        table.close();
-        if (closedPidfd.compareAndSet(false, true)) {
+        synchronized (this) {
+            if (closed) {
+                return;
+            }
+            closed = true;
+            if (table != null) {
+                table.close();
+            }
             Libc.close(pidfd);
         }
     }
-
-    private final java.util.concurrent.atomic.AtomicBoolean closedPidfd = new java.util.concurrent.atomic.AtomicBoolean();
 
     @Override
     public String toString() {
@@ -117,20 +206,23 @@ final class ShmPeer implements AutoCloseable {
     }
 
     /**
-     * One granted buffer and the access key the owner granted it to; its memory file is mapped on
-     * first use. A buffer has one key, so a token presenting any other one is forged: the owner
-     * would refuse it, and {@link #grantedTo} lets the holder refuse it without asking.
+     * One granted buffer, the access key the owner granted it to, and its memory file's mapping
+     * when it has one. A buffer has one key, so a token presenting any other one is forged: the
+     * owner would refuse it, and {@link #grantedTo} lets the holder refuse it without asking.
      */
     final class Attachment implements AutoCloseable {
         private final ShmProtocol.Grant grant;
         private final byte[] accessKey;
-        private Arena arena;                       // guarded by this
-        private volatile MemorySegment mapped;     // the buffer's range of the mapping, or null
-        private boolean unmappable;                // guarded by this: mapping failed once, use system calls
+        private Arena arena;                       // guarded by this; null when nothing is mapped
+        private volatile MemorySegment mapped;     // the buffer mapped here, or null
 
-        Attachment(ShmProtocol.Grant grant, byte[] accessKey) {
+        Attachment(ShmProtocol.Grant grant, byte[] accessKey, Mapping mapping) {
             this.grant = grant;
             this.accessKey = accessKey.clone();
+            if (mapping != null) {
+                this.arena = mapping.arena();
+                this.mapped = mapping.segment();
+            }
         }
 
         ShmProtocol.Grant grant() {
@@ -146,41 +238,24 @@ final class ShmPeer implements AutoCloseable {
         }
 
         /**
-         * The buffer mapped into this process, or null when it has no memory file, or mapping it
-         * failed (then copies use cross-memory attach; logged once at DEBUG).
+         * The buffer mapped into this process, or null when it has no memory file, mapping it
+         * failed (then copies use cross-memory attach), or it was unmapped since.
          */
         MemorySegment mapping() {
-            MemorySegment m = mapped;
-            if (m != null || grant.memFd() < 0) {
-                return m;
-            }
-            synchronized (this) {
-                if (mapped == null && !unmappable) {
-                    Arena a = Arena.ofShared();
-                    try {
-                        MemorySegment file = MemoryFile.map(Path.of("/proc/" + pid + "/fd/" + grant.memFd()),
-                                grant.fileSize(), a);
-                        arena = a;
-                        mapped = file.asSlice(grant.fileOffset(), grant.size());
-                    } catch (IOException | RuntimeException e) {
-                        a.close();
-                        unmappable = true;
-                        LOG.log(System.Logger.Level.DEBUG, "shm: cannot map the memory file of a buffer of "
-                                + ShmPeer.this + ", copying with process_vm_readv instead", e);
-                    }
-                }
-                return mapped;
-            }
+            return mapped;
         }
 
         @Override
         public synchronized void close() {
             mapped = null;
-            unmappable = true;
             if (arena != null) {
                 arena.close();
                 arena = null;
             }
         }
+    }
+
+    /** A mapping and the arena that unmaps it. */
+    private record Mapping(Arena arena, MemorySegment segment) {
     }
 }

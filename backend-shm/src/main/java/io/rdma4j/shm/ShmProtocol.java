@@ -7,13 +7,14 @@ import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 
 /**
- * The one control-plane exchange of the shm transport: a holder's ATTACH request for one
- * buffer, answered by the owner after it checked incarnation, id and access key.
+ * The one exchange of the shm transport, over the owner's hand-over socket ({@link Handover}): a
+ * holder's ATTACH request for one buffer, answered by the owner after it checked incarnation, id
+ * and access key.
  * <pre>
  *   request  u8 ATTACH, incarnation[16], i64 bufferId, accessKey[16], identity (holder)
- *   granted  u8 0, i64 owner pid, i32 table fd, i32 slot, i64 generation, i64 address, i64 size,
- *            i32 memory file fd (-1: none), i64 offset in the file, i64 file size
- *   refused  u8 code (an {@link ErrorCode} wire value, or {@link #NOT_PERMITTED}), UTF-8 message
+ *   granted  u8 0, i64 owner pid, i32 slot, i64 generation, i64 address, i64 size, u8 memory file (0/1)
+ *            + descriptors (SCM_RIGHTS): the access table's memory file, then the buffer's when it has one
+ *   refused  u8 code (an {@link ErrorCode} wire value, or {@link #NOT_PERMITTED}), UTF-8 message; no descriptor
  * </pre>
  * All integers big-endian. Every decoder checks lengths and throws
  * {@link IllegalArgumentException} on malformed input.
@@ -27,7 +28,9 @@ final class ShmProtocol {
 
     private static final int KEY = 16;
     static final int REQUEST_BYTES = 1 + RegistrationLookup.INCARNATION_BYTES + 8 + KEY + HostIdentity.ENCODED_BYTES;
-    private static final int GRANT_BYTES = 1 + 8 + 4 + 4 + 8 + 8 + 8 + 4 + 8 + 8;
+    static final int GRANT_BYTES = 1 + 8 + 4 + 8 + 8 + 8 + 1;
+    /** Longest reply: a grant, or a refusal's code and text. */
+    static final int MAX_REPLY = 4096;
 
     private ShmProtocol() {
     }
@@ -37,12 +40,11 @@ final class ShmProtocol {
     }
 
     /**
-     * What the owner grants: enough to copy the buffer and to check its release. When the buffer
-     * lies in a memory file ({@code RdmaManager.allocate}), {@code memFd} names the owner's
-     * descriptor, which the holder maps instead of using system calls; otherwise it is -1.
+     * What the owner grants: enough to copy the buffer and to check its release. When
+     * {@code memoryFile}, the buffer is a whole memory file ({@code RdmaManager.allocate}), whose
+     * descriptor comes with the grant and which the holder maps instead of using system calls.
      */
-    record Grant(long pid, int tableFd, AccessTable.Slot slot, long address, long size, int memFd, long fileOffset,
-                 long fileSize) {
+    record Grant(long pid, AccessTable.Slot slot, long address, long size, boolean memoryFile) {
     }
 
     static byte[] attach(byte[] incarnation, long bufferId, byte[] accessKey, HostIdentity holder) {
@@ -67,13 +69,14 @@ final class ShmProtocol {
     }
 
     static byte[] granted(Grant g) {
-        return ByteBuffer.allocate(GRANT_BYTES).put(GRANTED).putLong(g.pid()).putInt(g.tableFd())
+        return ByteBuffer.allocate(GRANT_BYTES).put(GRANTED).putLong(g.pid())
                 .putInt(g.slot().index()).putLong(g.slot().generation()).putLong(g.address()).putLong(g.size())
-                .putInt(g.memFd()).putLong(g.fileOffset()).putLong(g.fileSize()).array();
+                .put((byte) (g.memoryFile() ? 1 : 0)).array();
     }
 
     static byte[] refused(int code, String message) {
-        byte[] text = message.getBytes(StandardCharsets.UTF_8);
+        byte[] whole = message.getBytes(StandardCharsets.UTF_8);
+        byte[] text = java.util.Arrays.copyOf(whole, Math.min(whole.length, MAX_REPLY - 1));
         return ByteBuffer.allocate(1 + text.length).put((byte) code).put(text).array();
     }
 
@@ -95,19 +98,15 @@ final class ShmProtocol {
         }
         ByteBuffer in = ByteBuffer.wrap(reply, 1, reply.length - 1);
         long pid = in.getLong();
-        int fd = in.getInt();
         AccessTable.Slot slot = new AccessTable.Slot(in.getInt(), in.getLong());
         long address = in.getLong();
         long size = in.getLong();
-        int memFd = in.getInt();
-        long fileOffset = in.getLong();
-        long fileSize = in.getLong();
-        if (pid <= 0 || fd < 0 || size <= 0 || memFd < -1
-                || (memFd >= 0 && (fileOffset < 0 || fileOffset > fileSize || size > fileSize - fileOffset))) {
-            throw new IllegalArgumentException("malformed shm grant: pid " + pid + ", fd " + fd + ", size " + size
-                    + ", memory file " + memFd + " [" + fileOffset + ", " + fileSize + ")");
+        byte file = in.get();
+        if (pid <= 0 || size <= 0 || (file != 0 && file != 1)) {
+            throw new IllegalArgumentException("malformed shm grant: pid " + pid + ", size " + size
+                    + ", memory file " + file);
         }
-        return new Grant(pid, fd, slot, address, size, memFd, fileOffset, fileSize);
+        return new Grant(pid, slot, address, size, file == 1);
     }
 
     /** The text of {@link ErrorCode#ACCESS_DENIED}, as the manager's lookup words it. */

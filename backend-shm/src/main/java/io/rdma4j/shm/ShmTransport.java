@@ -1,6 +1,8 @@
 package io.rdma4j.shm;
 
+import io.rdma4j.shm.ffi.Libc;
 import io.rdma4j.shm.ffi.MemoryFile;
+import io.rdma4j.shm.ffi.UnixSockets;
 import io.rdma4j.spi.BufferAccessException;
 import io.rdma4j.spi.Deadline;
 import io.rdma4j.spi.Endpoint;
@@ -18,20 +20,20 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.time.Duration;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ConcurrentSkipListMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 
 /**
  * The same-host transport opened for one manager: as an owner it publishes its registrations in
- * an {@link AccessTable} and answers holders' ATTACH requests; as a holder it copies other
- * processes' buffers with cross-memory attach ({@link ShmHolder}).
+ * an {@link AccessTable} and answers holders' ATTACH requests on its hand-over socket
+ * ({@link Handover}), handing the memory files of its {@code allocate()}d buffers only to holders
+ * that showed the key; as a holder it maps those, and copies other processes' other memory with
+ * cross-memory attach where the kernel allows it ({@link ShmHolder}).
  *
  * <p><b>Threading.</b> {@link #register}/{@link #release} run on the manager's registration
- * thread; control requests on the control plane's virtual threads; {@link #submit} runs its ops
+ * thread; hand-over requests on the hand-over thread; {@link #submit} runs its ops
  * on a virtual thread, {@link #submitAndWait} on the caller's.
  *
  * <p><b>Arenas closed without release.</b> A caller may close the arena of a segment it registered
@@ -51,6 +53,11 @@ import java.util.concurrent.Executors;
  * tokens say so: holders then map this owner's {@code allocate()}d buffers (memory files) and
  * route its other registered memory to the next transport, and the owner grants them nothing else.
  *
+ * <p><b>Memory files.</b> A buffer is handed over as a memory file only when it is one whole
+ * (what {@code allocate()} registers): a registration of part of one is other memory, since the
+ * file would give its holder the rest too. The descriptors stay parked (never in this process's
+ * {@code /proc/<pid>/fd}, but for the moments of creating and handing one over).
+ *
  * <p><b>Memory.</b> Registered segments stay the manager's or the caller's. The access table
  * (a memory file) and the pooled iovecs are this transport's, freed by {@link #close()}.
  */
@@ -66,6 +73,7 @@ final class ShmTransport implements Transport {
     private final boolean appliedPtracer;      // this transport holds one AnyPtracer.apply()
     private final Duration releaseWait;
     private final ShmHolder holder;
+    private final Handover.Server handover;
     private final ConcurrentHashMap<Long, Published> published = new ConcurrentHashMap<>();
     private final ExecutorService workers = Executors.newThreadPerTaskExecutor(
             Thread.ofVirtual().name("rdma-shm-op-", 0).factory());
@@ -74,19 +82,19 @@ final class ShmTransport implements Transport {
     /** Largest batch {@link #submit} copies on the caller's thread. */
     static final long INLINE_MAX_BYTES = 64 * 1024;
 
-    /** Memory files this transport allocated, by mapping address: start -> (fd, size). */
-    private final ConcurrentSkipListMap<Long, MemoryFile.Mapped> files = new ConcurrentSkipListMap<>();
+    /** Memory files this transport allocated, by mapping address. */
+    private final ConcurrentHashMap<Long, MemoryFile.Mapped> files = new ConcurrentHashMap<>();
 
     /**
      * One registration as holders reach it.
      *
-     * @param file the memory file holding the segment, or null for other memory
+     * @param file the memory file that is exactly the segment, or null for other memory
      */
     private record Published(AccessTable.Slot slot, MemorySegment segment, MemoryFile.Mapped file) {
     }
 
     /** Memory files whose own registration (the one {@code allocate} made them for) came: later ones are watched. */
-    private final java.util.Set<Integer> claimedFiles = ConcurrentHashMap.newKeySet();
+    private final java.util.Set<MemoryFile.Mapped> claimedFiles = ConcurrentHashMap.newKeySet();
     /** Registrations whose arena may close without release (caller memory, slices): id -> published. */
     private final ConcurrentHashMap<Long, Published> watched = new ConcurrentHashMap<>();
     /** Whether a watch of {@link #watched} is armed on the manager's watchdog. */
@@ -110,11 +118,20 @@ final class ShmTransport implements Transport {
                     + "its allocate()d buffers and reach its other registered memory by the next transport", refusal);
         }
         long pid = ProcessHandle.current().pid();
-        this.fileContext = new ShmContext(identity, pid, table.fd(), table.address(), true, refusal).toBytes();
-        this.otherContext = new ShmContext(identity, pid, table.fd(), table.address(), false, refusal).toBytes();
-        this.holder = new ShmHolder(identity, context.incarnation(), context.registrations(), context.control(),
+        this.fileContext = new ShmContext(identity, pid, context.incarnation(), table.address(), true, refusal).toBytes();
+        this.otherContext = new ShmContext(identity, pid, context.incarnation(), table.address(), false, refusal).toBytes();
+        try {
+            this.handover = new Handover.Server(Handover.name(java.util.HexFormat.of().formatHex(context.incarnation())),
+                    this::serve);
+        } catch (IOException | RuntimeException e) {
+            table.close();
+            if (appliedPtracer) {
+                AnyPtracer.release();
+            }
+            throw e;
+        }
+        this.holder = new ShmHolder(identity, context.incarnation(), context.registrations(),
                 (long) context.settings().get(ShmSettings.CHUNK_MIB) << 20, context.settings().get(ShmSettings.COPY_THREADS));
-        context.control().onRequest(this::serve);
     }
 
     @Override
@@ -146,8 +163,7 @@ final class ShmTransport implements Transport {
      */
     private boolean isAllocationOf(Published p) {
         MemoryFile.Mapped f = p.file();
-        return f != null && p.segment().address() == f.segment().address()
-                && p.segment().byteSize() == f.segment().byteSize() && claimedFiles.add(f.fd());
+        return f != null && claimedFiles.add(f);
     }
 
     /** Arms the next look at the watched registrations, {@value #WATCH_MILLIS} ms from now, unless one is armed. */
@@ -199,15 +215,13 @@ final class ShmTransport implements Transport {
         }
     }
 
-    /** The memory file this transport allocated that contains {@code segment}, or null. */
+    /**
+     * The memory file this transport allocated that is exactly {@code segment}, or null: part of
+     * a file is not handed over as the file, which would give its holder the rest too.
+     */
     private MemoryFile.Mapped fileHolding(MemorySegment segment) {
-        Map.Entry<Long, MemoryFile.Mapped> e = files.floorEntry(segment.address());
-        if (e == null) {
-            return null;
-        }
-        MemorySegment file = e.getValue().segment();
-        long offset = segment.address() - file.address();
-        return offset + segment.byteSize() <= file.byteSize() ? e.getValue() : null;
+        MemoryFile.Mapped f = files.get(segment.address());
+        return f != null && f.segment().byteSize() == segment.byteSize() ? f : null;
     }
 
     /**
@@ -220,9 +234,9 @@ final class ShmTransport implements Transport {
     @Override
     public MemorySegment allocate(long size, Arena arena) throws IOException {
         MemoryFile.Mapped mapped = MemoryFile.create("rdma4j-shm-buffer", size, arena,
-                fd -> {
-                    files.values().removeIf(m -> m.fd() == fd);
-                    claimedFiles.remove(fd);
+                m -> {
+                    files.remove(m.segment().address(), m);
+                    claimedFiles.remove(m);
                 });
         files.put(mapped.segment().address(), mapped);
         return mapped.segment();
@@ -243,30 +257,56 @@ final class ShmTransport implements Transport {
         }
     }
 
-    /** The owner's answer to a holder's ATTACH: key and incarnation first, then the grant. */
+    /**
+     * The owner's answer to a holder's ATTACH, on the hand-over thread, to a process of this user
+     * (the server checked): incarnation, id and key first, then the grant, with the access table's
+     * memory file and, for a memory file, the buffer's attached. A refusal carries no descriptor.
+     */
     @SuppressWarnings("try")    // the pin is held, not used: it keeps the memory alive while the grant is built
-    private byte[] serve(Endpoint from, byte[] payload) {
-        ShmProtocol.Attach attach = ShmProtocol.readAttach(payload);
+    private Handover.Answer serve(UnixSockets.Credentials peer, byte[] payload) {
+        ShmProtocol.Attach attach;
+        try {
+            attach = ShmProtocol.readAttach(payload);
+        } catch (IllegalArgumentException e) {
+            return new Handover.Answer(ShmProtocol.refused(ErrorCode.BAD_REQUEST.wire(), e.getMessage()));
+        }
         try {
             LocalBuffer buffer = context.registrations().lookup(attach.incarnation(), attach.bufferId(),
                     attach.accessKey(), 0, 1);
             try (LocalBuffer.Pin pin = buffer.pin()) {
                 Published p = published.get(attach.bufferId());
                 if (p == null) {
-                    return ShmProtocol.refused(ErrorCode.ACCESS_DENIED.wire(), ShmProtocol.denied(attach.bufferId()));
+                    return new Handover.Answer(ShmProtocol.refused(ErrorCode.ACCESS_DENIED.wire(),
+                            ShmProtocol.denied(attach.bufferId())));
                 }
                 MemoryFile.Mapped f = p.file();
                 if (f == null && !refusal.isEmpty()) {      // its token told the holder so; it asked anyway
-                    return ShmProtocol.refused(ShmProtocol.NOT_PERMITTED & 0xff,
-                            "owner does not permit cross-memory attach: " + refusal);
+                    return new Handover.Answer(ShmProtocol.refused(ShmProtocol.NOT_PERMITTED & 0xff,
+                            "owner does not permit cross-memory attach: " + refusal));
                 }
-                return ShmProtocol.granted(new ShmProtocol.Grant(ProcessHandle.current().pid(), table.fd(), p.slot(),
-                        p.segment().address(), p.segment().byteSize(), f == null ? -1 : f.fd(),
-                        f == null ? 0 : p.segment().address() - f.segment().address(),
-                        f == null ? 0 : f.segment().byteSize()));
+                byte[] grant = ShmProtocol.granted(new ShmProtocol.Grant(ProcessHandle.current().pid(), p.slot(),
+                        p.segment().address(), p.segment().byteSize(), f != null));
+                return new Handover.Answer(grant, descriptors(f));
             }
         } catch (BufferAccessException e) {
-            return ShmProtocol.refused(ErrorCode.of(e.reason()).wire(), e.getMessage());
+            return new Handover.Answer(ShmProtocol.refused(ErrorCode.of(e.reason()).wire(), e.getMessage()));
+        } catch (IOException e) {       // a parked descriptor closed under us: the memory went away meanwhile
+            return new Handover.Answer(ShmProtocol.refused(ErrorCode.ACCESS_DENIED.wire(),
+                    ShmProtocol.denied(attach.bufferId())));
+        }
+    }
+
+    /** New descriptors for the table and, when given, the buffer's memory file; the caller closes them. */
+    private int[] descriptors(MemoryFile.Mapped file) throws IOException {
+        int tableFd = table.parked().take();
+        if (file == null) {
+            return new int[] {tableFd};
+        }
+        try {
+            return new int[] {tableFd, file.parked().take()};
+        } catch (IOException | RuntimeException e) {
+            Libc.close(tableFd);
+            throw e;
         }
     }
 
@@ -345,6 +385,7 @@ final class ShmTransport implements Transport {
             return;
         }
         closed = true;
+        handover.close();
         workers.close();        // waits for ops in flight: they are bounded by their deadlines
         holder.close();
         synchronized (watchLock) {      // a look at the watched arenas in progress ends first

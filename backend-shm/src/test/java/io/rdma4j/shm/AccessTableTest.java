@@ -26,7 +26,7 @@ class AccessTableTest {
     @BeforeEach
     void open() throws IOException {
         owner = AccessTable.create();
-        holder = AccessTable.attach(SELF, owner.fd());    // a second mapping of the same pages
+        holder = Tables.handedOver(owner);                // a second mapping of the same pages
     }
 
     @AfterEach
@@ -110,13 +110,18 @@ class AccessTableTest {
     }
 
     @Test
-    void attach_processWithoutThatDescriptor_throwsNamingThePath() throws Exception {
-        Process p = new ProcessBuilder("true").start();
-        assertTrue(p.waitFor(30, TimeUnit.SECONDS));
+    void attach_aMemoryFileThatIsNoTable_throws() throws IOException {
+        try (java.lang.foreign.Arena arena = java.lang.foreign.Arena.ofShared()) {
+            var file = io.rdma4j.shm.ffi.MemoryFile.create("not-a-table", 1 << 20, arena, f -> { });
+            int fd = file.parked().take();
+            try {
+                var e = assertThrows(IOException.class, () -> AccessTable.attach(fd));
 
-        var e = assertThrows(IOException.class, () -> AccessTable.attach(p.pid(), 3));
-
-        assertTrue(e.getMessage().contains("/proc/" + p.pid() + "/fd/3"), e.getMessage());
+                assertTrue(e.getMessage().contains("holds no rdma4j access table"), e.getMessage());
+            } finally {
+                io.rdma4j.shm.ffi.Libc.close(fd);
+            }
+        }
     }
 
     @Test

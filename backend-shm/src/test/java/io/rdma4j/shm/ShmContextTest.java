@@ -15,14 +15,14 @@ class ShmContextTest {
 
     @Test
     void toBytesThenFromBytes_roundTrips() {
-        ShmContext c = new ShmContext(HOST, 4242, 17, 0x7f00_0000_1000L, true, "refused: because");
+        ShmContext c = new ShmContext(HOST, 4242, new byte[16], 0x7f00_0000_1000L, true, "refused: because");
 
         assertEquals(c, ShmContext.fromBytes(c.toBytes()));
     }
 
     @Test
     void fromBytes_everyTruncation_throwsIllegalArgument() {
-        byte[] bytes = new ShmContext(HOST, 4242, 17, 4096, false, "why").toBytes();
+        byte[] bytes = new ShmContext(HOST, 4242, new byte[16], 4096, false, "why").toBytes();
         for (int n = 0; n < bytes.length; n++) {
             byte[] cut = Arrays.copyOf(bytes, n);
 
@@ -32,7 +32,7 @@ class ShmContextTest {
 
     @Test
     void fromBytes_trailingBytes_throwIllegalArgument() {
-        byte[] bytes = new ShmContext(HOST, 4242, 17, 4096, false, "").toBytes();
+        byte[] bytes = new ShmContext(HOST, 4242, new byte[16], 4096, false, "").toBytes();
 
         var e = assertThrows(IllegalArgumentException.class, () -> ShmContext.fromBytes(Arrays.copyOf(bytes, bytes.length + 1)));
 
@@ -41,16 +41,16 @@ class ShmContextTest {
 
     @Test
     void fromBytes_unknownFormat_throwsIllegalArgument() {
-        byte[] bytes = new ShmContext(HOST, 4242, 17, 4096, false, "").toBytes();
-        bytes[0] = 3;
+        byte[] bytes = new ShmContext(HOST, 4242, new byte[16], 4096, false, "").toBytes();
+        bytes[0] = 2;
 
         var e = assertThrows(IllegalArgumentException.class, () -> ShmContext.fromBytes(bytes));
 
-        assertEquals("unknown shm context format 3", e.getMessage());
+        assertEquals("unknown shm context format 2", e.getMessage());
     }
 
     @Test
     void new_nonPositivePid_throwsIllegalArgument() {
-        assertThrows(IllegalArgumentException.class, () -> new ShmContext(HOST, 0, 17, 4096, false, ""));
+        assertThrows(IllegalArgumentException.class, () -> new ShmContext(HOST, 0, new byte[16], 4096, false, ""));
     }
 }

@@ -44,8 +44,8 @@ class ShmOwnerIdentityTest {
     void open() throws IOException, InterruptedException {
         ownerTable = AccessTable.create();
         slot = ownerTable.assign().orElseThrow();
-        deadOwner = new ShmPeer("dead", SELF, AccessTable.attach(SELF, ownerTable.fd()), pidfdOfAReapedProcess(), "");
-        liveOwner = new ShmPeer("live", SELF, AccessTable.attach(SELF, ownerTable.fd()), Libc.pidfdOpen(SELF), "");
+        deadOwner = Tables.peerWithTable("dead", SELF, pidfdOfAReapedProcess(), ownerTable);
+        liveOwner = Tables.peerWithTable("live", SELF, Libc.pidfdOpen(SELF), ownerTable);
     }
 
     @AfterEach
@@ -71,7 +71,7 @@ class ShmOwnerIdentityTest {
         RemoteBufferRef ref = new RemoteBufferRef(new Endpoint("127.0.0.1", 1), "00".repeat(16), 7, SIZE,
                 new byte[16], new byte[0]);
         TransportOp op = TransportOp.of(type, local, ref);
-        ShmProtocol.Grant grant = new ShmProtocol.Grant(SELF, ownerTable.fd(), slot, remote.address(), SIZE, -1, 0, 0);
+        ShmProtocol.Grant grant = new ShmProtocol.Grant(SELF, slot, remote.address(), SIZE, false);
         return new ShmCopy(op, null, grant, owner, Deadline.after(Duration.ofSeconds(60)), Cancellation.NONE, 4096);
     }
 

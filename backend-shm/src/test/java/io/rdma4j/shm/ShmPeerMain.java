@@ -21,6 +21,7 @@ import java.util.ServiceLoader;
  * any {@code <setting>=<value>}. Prints {@code TOKEN <hex>}, then answers one line per command:
  * <pre>
  * fill &lt;seed&gt;   -> OK           (writes pattern seed into the buffer)
+ * mark &lt;text&gt;   -> OK           (writes the text's ASCII bytes at offset 0)
  * crc           -> CRC &lt;hex&gt;    (CRC32C of the buffer)
  * release       -> OK           (releases the buffer)
  * closearena    -> OK           (register only: closes the arena without releasing)
@@ -77,6 +78,11 @@ public final class ShmPeerMain {
                     answer = switch (words[0]) {
                         case "fill" -> {
                             Patterns.fill(segment, Long.parseLong(words[1]));
+                            yield "OK";
+                        }
+                        case "mark" -> {
+                            byte[] text = words[1].getBytes(StandardCharsets.US_ASCII);
+                            MemorySegment.copy(MemorySegment.ofArray(text), 0, segment, 0, text.length);
                             yield "OK";
                         }
                         case "crc" -> "CRC " + Long.toHexString(Patterns.crc(segment));

@@ -38,17 +38,17 @@ class ShmProtocolTest {
 
     @Test
     void grant_roundTrips() {
-        ShmProtocol.Grant g = new ShmProtocol.Grant(4242, 17, new AccessTable.Slot(3, 99), 0x7f00_0000_0000L, 4096,
-                21, 0, 4096);
+        ShmProtocol.Grant g = new ShmProtocol.Grant(4242, new AccessTable.Slot(3, 99), 0x7f00_0000_0000L, 4096, true);
 
         assertEquals(g, ShmProtocol.readGrant(ShmProtocol.granted(g)));
     }
 
     @Test
-    void readGrant_rangeOutsideItsFile_throwsIllegalArgument() {
-        ShmProtocol.Grant g = new ShmProtocol.Grant(4242, 17, new AccessTable.Slot(3, 99), 4096, 4096, 21, 4096, 4096);
+    void readGrant_memoryFileFlagOtherThan0Or1_throwsIllegalArgument() {
+        byte[] reply = ShmProtocol.granted(new ShmProtocol.Grant(4242, new AccessTable.Slot(3, 99), 4096, 4096, false));
+        reply[reply.length - 1] = 2;
 
-        assertThrows(IllegalArgumentException.class, () -> ShmProtocol.readGrant(ShmProtocol.granted(g)));
+        assertThrows(IllegalArgumentException.class, () -> ShmProtocol.readGrant(reply));
     }
 
     @Test

@@ -29,6 +29,10 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
  *   int close(int fd);
  *   int pidfd_open(pid_t pid, unsigned int flags);     // fd, or -1 and errno (glibc 2.36+)
  *   int poll(struct pollfd *fds, nfds_t nfds, int timeout);   // via ProcessVmCopier#hasExited
+ *   void *mmap(void *addr, size_t length, int prot, int flags, int fd, off_t offset);  // MAP_FAILED: (void *) -1
+ *   int munmap(void *addr, size_t length);
+ *   off_t lseek(int fd, off_t offset, int whence);
+ *   uid_t geteuid(void);
  * </pre>
  * The copies themselves go through {@link ProcessVmCopier}, which owns preallocated
  * {@code iovec}s; this class holds the handles and the process-wide probe.
@@ -214,7 +218,97 @@ public final class Libc {
         }
     }
 
+    /** {@code F_GET_SEALS} of {@code <fcntl.h>} ({@code F_LINUX_SPECIFIC_BASE + 10}). */
+    static final int F_GET_SEALS = 1034;
+    /** {@code F_SEAL_SHRINK}: the file cannot be made shorter. */
+    public static final int SEAL_SHRINK = 2;
+    private static final int PROT_READ_WRITE = 1 | 2;
+    private static final int MAP_SHARED = 1;
+    private static final int SEEK_END = 2;
+
+    /**
+     * {@code mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)}.
+     *
+     * @return the mapping's address; the caller unmaps it with {@link #munmap} exactly once
+     * @throws IOException naming the errno when the call fails
+     */
+    public static long mmapShared(int fd, long size) throws IOException {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment state = arena.allocate(CAPTURE_STATE);
+            MemorySegment at = (MemorySegment) MemFd.MMAP.invokeExact(state, MemorySegment.NULL, size, PROT_READ_WRITE,
+                    MAP_SHARED, fd, 0L);
+            if (at.address() == -1L) {
+                throw new IOException("mmap of " + size + " bytes failed: " + Errno.describe((int) ERRNO.get(state, 0L)));
+            }
+            return at.address();
+        } catch (IOException e) {
+            throw e;
+        } catch (Throwable t) {
+            throw new IllegalStateException("mmap could not be called: " + t, t);
+        }
+    }
+
+    /**
+     * {@code munmap(address, size)}.
+     *
+     * @return 0, or the errno
+     */
+    public static int munmap(long address, long size) {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment state = arena.allocate(CAPTURE_STATE);
+            return (int) MemFd.MUNMAP.invokeExact(state, MemorySegment.ofAddress(address), size) == 0 ? 0
+                    : (int) ERRNO.get(state, 0L);
+        } catch (Throwable t) {
+            throw new IllegalStateException("munmap could not be called: " + t, t);
+        }
+    }
+
+    /**
+     * The size of the file behind {@code fd} ({@code lseek(fd, 0, SEEK_END)}) and its seals
+     * ({@code fcntl(fd, F_GET_SEALS)}).
+     *
+     * @return {size, seals}
+     * @throws IOException if either call fails (e.g. not a memory file: F_GET_SEALS is {@code EINVAL})
+     */
+    public static long[] sizeAndSeals(int fd) throws IOException {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment state = arena.allocate(CAPTURE_STATE);
+            long size = (long) MemFd.LSEEK.invokeExact(state, fd, 0L, SEEK_END);
+            if (size < 0) {
+                throw new IOException("lseek failed: " + Errno.describe((int) ERRNO.get(state, 0L)));
+            }
+            int seals = (int) MemFd.FCNTL.invokeExact(state, fd, F_GET_SEALS, 0L);
+            if (seals < 0) {
+                throw new IOException("fcntl(F_GET_SEALS) failed: " + Errno.describe((int) ERRNO.get(state, 0L)));
+            }
+            return new long[] {size, seals};
+        } catch (IOException e) {
+            throw e;
+        } catch (Throwable t) {
+            throw new IllegalStateException("lseek/fcntl could not be called: " + t, t);
+        }
+    }
+
+    /**
+     * {@code geteuid()}: the user id the kernel checks this process's accesses with, and the one
+     * {@code SO_PEERCRED} reports for it.
+     */
+    public static int geteuid() {
+        try {
+            return (int) MemFd.GETEUID.invokeExact();
+        } catch (Throwable t) {
+            throw new IllegalStateException("geteuid could not be called: " + t, t);
+        }
+    }
+
     private static final class MemFd {
+        static final MethodHandle MMAP = downcall("mmap", FunctionDescriptor.of(ADDRESS, ADDRESS, JAVA_LONG, JAVA_INT,
+                JAVA_INT, JAVA_INT, JAVA_LONG), Linker.Option.captureCallState("errno"));
+        static final MethodHandle MUNMAP = downcall("munmap", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG),
+                Linker.Option.captureCallState("errno"));
+        static final MethodHandle LSEEK = downcall("lseek", FunctionDescriptor.of(JAVA_LONG, JAVA_INT, JAVA_LONG, JAVA_INT),
+                Linker.Option.captureCallState("errno"));
+        static final MethodHandle GETEUID = downcall("geteuid", FunctionDescriptor.of(JAVA_INT));
         static final MethodHandle PIDFD_OPEN = downcall("pidfd_open", FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT),
                 Linker.Option.captureCallState("errno"));
         static final MethodHandle CREATE = downcall("memfd_create", FunctionDescriptor.of(JAVA_INT,

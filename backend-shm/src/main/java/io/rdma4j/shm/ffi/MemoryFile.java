@@ -3,81 +3,98 @@ package io.rdma4j.shm.ffi;
 import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.nio.channels.FileChannel;
-import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
-import java.util.function.IntConsumer;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Consumer;
 
 /**
  * Memory a same-host peer can map: an anonymous memory file ({@code memfd_create}) mapped
- * shared into this process, its size sealed. A peer opens the same file through
- * {@code /proc/<pid>/fd/<fd>} and maps the same pages, so copies between them are plain memory
- * copies. The kernel lets every process of this user open that path, Yama or not (a
- * {@code PTRACE_MODE_READ} check): the file's contents are as reachable as the descriptor
- * number is guessable, whatever key guards the buffer.
+ * shared into this process, its size sealed, its descriptor {@link ParkedFd parked}.
+ *
+ * <p>Who can reach it: the kernel lets every process of this user open a descriptor of this
+ * process through {@code /proc/<pid>/fd/<n>} (a {@code PTRACE_MODE_READ} check that Yama does not
+ * restrict), so the file's descriptor is not left there: right after mapping it is parked in a
+ * socket's queue, and a peer gets one only when this process hands it over ({@code SCM_RIGHTS},
+ * {@link ParkedFd#take()}). Two short windows remain in which the number exists in this
+ * process's table: between {@code memfd_create} and parking (creation), and between a take and the
+ * close that follows the hand-over. {@code /proc/<pid>/map_files/} also names the mapping, but
+ * opening it needs {@code CAP_SYS_ADMIN} (or {@code CAP_CHECKPOINT_RESTORE}).
  */
-@SuppressWarnings("restricted")     // the cleanup that closes the descriptor is tied to the arena here
+@SuppressWarnings("restricted")     // a mapping's address becomes a segment with its unmapping attached
 public final class MemoryFile {
 
     private MemoryFile() {
     }
 
     /**
-     * Creates a memory file of {@code size} bytes and maps all of it read-write. When
-     * {@code arena} closes, the mapping is removed and the descriptor closed (then
-     * {@code onClose} receives it); pages stay alive while a peer still maps them.
+     * Creates a memory file of {@code size} bytes, maps all of it read-write, and parks its
+     * descriptor. When {@code arena} closes, {@code onClose} is told first, then the mapping is
+     * removed and the parked descriptor closed; pages stay alive while a peer still maps them.
      *
-     * @param name    a name for {@code /proc/<pid>/fd} listings
+     * @param name    a name for {@code /proc/<pid>/maps} listings
      * @param size    bytes, at least 1
-     * @param arena   the lifetime of the mapping and of the descriptor; owned by the caller
-     * @param onClose told the descriptor number just before it is closed (to forget it); runs in
-     *                {@code arena}'s close, must not throw
-     * @return the zeroed, page-aligned mapping, of {@code arena}'s lifetime; its descriptor is
-     *         open until the arena closes
-     * @throws IOException if the file cannot be created, sized or mapped (nothing is left open)
+     * @param arena   the lifetime of the mapping and of the parked descriptor; owned by the caller
+     * @param onClose told the file just before it is unmapped; runs in {@code arena}'s close, must not throw
+     * @return the zeroed, page-aligned mapping, of {@code arena}'s lifetime, and its parked descriptor
+     * @throws IOException if the file cannot be created, sized, mapped or parked (nothing is left open)
      */
-    public static Mapped create(String name, long size, Arena arena, IntConsumer onClose) throws IOException {
+    public static Mapped create(String name, long size, Arena arena, Consumer<Mapped> onClose) throws IOException {
         int fd = Libc.memfdCreate(name, size);
-        MemorySegment mapping;
+        long address;
         try {
-            mapping = map(Path.of("/proc/self/fd/" + fd), size, arena);
+            address = Libc.mmapShared(fd, size);
         } catch (IOException | RuntimeException e) {
             Libc.close(fd);
             throw e;
         }
-        // The descriptor must outlive the mapping's users, so it is closed by the same arena.
-        // onClose runs first: once closed, the number may be reused by another thread's new file.
-        MemorySegment withCleanup = mapping.reinterpret(arena, s -> {
-            onClose.accept(fd);
-            Libc.close(fd);
+        ParkedFd parked;
+        try {
+            parked = ParkedFd.park(fd);     // closes fd
+        } catch (IOException | RuntimeException e) {
+            Libc.munmap(address, size);
+            throw e;
+        }
+        AtomicReference<Mapped> self = new AtomicReference<>();
+        MemorySegment segment = MemorySegment.ofAddress(address).reinterpret(size, arena, s -> {
+            onClose.accept(self.get());
+            Libc.munmap(address, size);
+            parked.close();
         });
-        return new Mapped(withCleanup, fd);
+        Mapped mapped = new Mapped(segment, parked);
+        self.set(mapped);
+        return mapped;
     }
 
     /**
-     * Maps {@code size} bytes of {@code file} read-write, shared, into {@code arena}.
+     * Maps {@code size} bytes of a memory file a peer handed over, read-write and shared, into
+     * {@code arena}. The descriptor is not needed afterwards: the caller closes it (the mapping
+     * keeps the pages).
      *
-     * @param file a memory file, e.g. {@code /proc/<pid>/fd/<fd>} of a peer
-     * @param size bytes to map from offset 0; the file must be at least this long
+     * @param fd    a memory file's descriptor
+     * @param size  bytes to map from offset 0
      * @param arena the mapping's lifetime; closing it unmaps
      * @return the mapping
-     * @throws IOException if the file cannot be opened (no permission, the peer exited) or is shorter
+     * @throws IOException if the file is shorter than {@code size}, is not sealed against shrinking
+     *                     (a shrink under the mapping would fault this process's next access), or
+     *                     cannot be mapped
      */
-    public static MemorySegment map(Path file, long size, Arena arena) throws IOException {
-        try (FileChannel channel = FileChannel.open(file, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
-            if (channel.size() < size) {
-                throw new IOException(file + " is " + channel.size() + " bytes, expected at least " + size);
-            }
-            return channel.map(FileChannel.MapMode.READ_WRITE, 0, size, arena);
+    public static MemorySegment map(int fd, long size, Arena arena) throws IOException {
+        long[] sizeAndSeals = Libc.sizeAndSeals(fd);
+        if (sizeAndSeals[0] < size) {
+            throw new IOException("the memory file is " + sizeAndSeals[0] + " bytes, expected at least " + size);
         }
+        if ((sizeAndSeals[1] & Libc.SEAL_SHRINK) == 0) {
+            throw new IOException("the memory file is not sealed against shrinking (seals " + sizeAndSeals[1] + ")");
+        }
+        long address = Libc.mmapShared(fd, size);
+        return MemorySegment.ofAddress(address).reinterpret(size, arena, s -> Libc.munmap(address, size));
     }
 
     /**
      * A mapped memory file.
      *
      * @param segment the mapping, of the creating arena's lifetime
-     * @param fd      the descriptor, open until that arena closes
+     * @param parked  its descriptor, parked until that arena closes: {@link ParkedFd#take()} for a hand-over
      */
-    public record Mapped(MemorySegment segment, int fd) {
+    public record Mapped(MemorySegment segment, ParkedFd parked) {
     }
 }

@@ -1,8 +1,10 @@
 /**
- * The raw layer over the C library's cross-memory-attach and process-control calls: the only
+ * The raw layer over the C library's cross-memory-attach, process-control, memory-file and
+ * {@code AF_UNIX} socket calls (descriptor passing, peer credentials): the only
  * package of this module that imports {@code Linker}, {@code FunctionDescriptor} or
  * {@code MethodHandle}. Function descriptors are written by hand from the Linux man pages
- * ({@code process_vm_readv(2)}, {@code prctl(2)}, {@code strerror(3)}), named at each binding.
+ * ({@code process_vm_readv(2)}, {@code prctl(2)}, {@code memfd_create(2)}, {@code mmap(2)},
+ * {@code unix(7)}, {@code cmsg(3)}, {@code strerror(3)}), named at each binding.
  *
  * <p>Binding is lazy and happens once per process: nothing native runs until
  * {@link io.rdma4j.shm.ffi.Libc#probe()} or a {@link io.rdma4j.shm.ffi.ProcessVmCopier} is first

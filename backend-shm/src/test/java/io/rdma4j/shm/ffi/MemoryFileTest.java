@@ -9,7 +9,8 @@ import java.nio.file.Files;
 import java.nio.channels.FileChannel;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
-import java.util.concurrent.atomic.AtomicInteger;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicReference;
 
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -19,11 +20,21 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 class MemoryFileTest {
 
+    /** A descriptor taken from the file's parking, mapped and closed again, as a holder does with one handed over. */
+    private static MemorySegment mapHandedOver(MemoryFile.Mapped file, long size, Arena peer) throws IOException {
+        int fd = file.parked().take();
+        try {
+            return MemoryFile.map(fd, size, peer);
+        } finally {
+            Libc.close(fd);
+        }
+    }
+
     @Test
     void create_mapsZeroedPages_seenByASecondMappingOfTheSameFile() throws IOException {
         try (Arena owner = Arena.ofShared(); Arena peer = Arena.ofShared()) {
-            MemoryFile.Mapped file = MemoryFile.create("test", 3 * 4096 + 1, owner, fd -> { });
-            MemorySegment other = MemoryFile.map(Path.of("/proc/self/fd/" + file.fd()), 3 * 4096 + 1, peer);
+            MemoryFile.Mapped file = MemoryFile.create("test", 3 * 4096 + 1, owner, f -> { });
+            MemorySegment other = mapHandedOver(file, 3 * 4096 + 1, peer);
 
             assertEquals(0, file.segment().address() % 4096);
             assertEquals(-1, file.segment().mismatch(peer.allocate(3 * 4096 + 1)), "zero-filled");
@@ -32,35 +43,61 @@ class MemoryFileTest {
         }
     }
 
+    /** No descriptor of this process names the file: it is parked, not in /proc/self/fd. */
     @Test
-    void arenaClose_closesTheDescriptorOnce_andReportsIt() throws IOException {
-        AtomicInteger closed = new AtomicInteger(-1);
+    void create_leavesNoDescriptorOfTheFileInThisProcess() throws IOException {
+        try (Arena owner = Arena.ofShared()) {
+            MemoryFile.create("parked-test", 4096, owner, f -> { });
+
+            assertEquals(List.of(), memfdsNamed("parked-test"));
+        }
+    }
+
+    @Test
+    void take_givesANewDescriptorEachTime_theFileStaysParked() throws IOException {
+        try (Arena owner = Arena.ofShared(); Arena peer = Arena.ofShared()) {
+            MemoryFile.Mapped file = MemoryFile.create("test", 4096, owner, f -> { });
+            file.segment().set(JAVA_LONG, 0, 42);
+
+            MemorySegment first = mapHandedOver(file, 4096, peer);
+            MemorySegment second = mapHandedOver(file, 4096, peer);
+
+            assertEquals(42, first.get(JAVA_LONG, 0));
+            assertEquals(42, second.get(JAVA_LONG, 0));
+        }
+    }
+
+    @Test
+    void arenaClose_closesTheParkedDescriptor_andReportsTheFile() throws IOException {
+        AtomicReference<MemoryFile.Mapped> closed = new AtomicReference<>();
         Arena arena = Arena.ofShared();
         MemoryFile.Mapped file = MemoryFile.create("test", 4096, arena, closed::set);
-        assertTrue(Files.exists(Path.of("/proc/self/fd/" + file.fd())));
 
         arena.close();
 
-        assertEquals(file.fd(), closed.get());
-        assertFalse(Files.exists(Path.of("/proc/self/fd/" + file.fd())) && isMemfd(file.fd()),
-                "the descriptor is closed (or reused by something else)");
+        assertEquals(file, closed.get());
+        var e = assertThrows(IOException.class, () -> file.parked().take());
+        assertEquals("parked descriptor closed", e.getMessage());
     }
 
-    private static boolean isMemfd(int fd) {
-        try {
-            return Files.readSymbolicLink(Path.of("/proc/self/fd/" + fd)).toString().startsWith("/memfd:test");
-        } catch (IOException e) {
-            return false;
+    private static List<Path> memfdsNamed(String name) throws IOException {
+        try (var fds = Files.list(Path.of("/proc/self/fd"))) {
+            return fds.filter(fd -> {
+                try {
+                    return Files.readSymbolicLink(fd).toString().startsWith("/memfd:" + name);
+                } catch (IOException e) {
+                    return false;       // closed since listed
+                }
+            }).toList();
         }
     }
 
     @Test
     void map_fileShorterThanAsked_throwsNamingSizes() throws IOException {
         try (Arena owner = Arena.ofShared(); Arena peer = Arena.ofShared()) {
-            MemoryFile.Mapped file = MemoryFile.create("test", 4096, owner, fd -> { });
+            MemoryFile.Mapped file = MemoryFile.create("test", 4096, owner, f -> { });
 
-            var e = assertThrows(IOException.class,
-                    () -> MemoryFile.map(Path.of("/proc/self/fd/" + file.fd()), 8192, peer));
+            var e = assertThrows(IOException.class, () -> mapHandedOver(file, 8192, peer));
 
             assertTrue(e.getMessage().contains("4096 bytes, expected at least 8192"), e.getMessage());
         }
@@ -105,13 +142,15 @@ class MemoryFileTest {
     @Test
     void create_sealsTheSize_aPeerCannotShrinkOrGrowIt() throws IOException {
         try (Arena owner = Arena.ofShared()) {
-            MemoryFile.Mapped file = MemoryFile.create("test", 8192, owner, fd -> { });
-
-            try (FileChannel peer = FileChannel.open(Path.of("/proc/self/fd/" + file.fd()), StandardOpenOption.READ,
+            MemoryFile.Mapped file = MemoryFile.create("test", 8192, owner, f -> { });
+            int fd = file.parked().take();
+            try (FileChannel peer = FileChannel.open(Path.of("/proc/self/fd/" + fd), StandardOpenOption.READ,
                     StandardOpenOption.WRITE)) {
                 assertThrows(IOException.class, () -> peer.truncate(0));
                 assertThrows(IOException.class, () -> peer.write(java.nio.ByteBuffer.allocate(1), 8192));
                 assertEquals(8192, peer.size());
+            } finally {
+                Libc.close(fd);
             }
             file.segment().set(JAVA_LONG, 8192 - 8, 7);        // the owner's pages are all still there
         }
