@@ -1,95 +1,112 @@
 package io.rdma4j.shm;
 
+import io.rdma4j.shm.ffi.Libc;
 import io.rdma4j.shm.ffi.MemoryFile;
 import io.rdma4j.shm.ffi.ParkedFd;
+import io.rdma4j.shm.ffi.ProcessVmCopier;
 
 import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.BitSet;
+import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.locks.LockSupport;
 
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
 /**
- * The small table, shared between a buffer owner and the holders copying its memory, that makes
+ * The small tables, shared between a buffer owner and the holders copying its memory, that make
  * "no access after release" hold even though holders copy without asking the owner.
  *
- * <p>The owner creates it in a memory file ({@code memfd_create}), maps it and parks the
- * descriptor ({@link ParkedFd}: not reachable through {@code /proc/<pid>/fd}); a holder gets the
- * descriptor handed over ({@code SCM_RIGHTS}) with its first grant, after the owner checked that
- * holder's key for some buffer, and maps the same pages. Atomic operations on the mapping are
- * atomic across both processes. The table coordinates holders that follow this protocol; it
- * guards nothing against a hostile holder that was handed it, which may write it (the file's size
- * is sealed, so it cannot shrink it under the owner): such a holder can withdraw buffers early and
- * pin hazard rows, which {@link #revoke} bounds by its wait.
- * <pre>
- *   header   magic, slot count, hazard count
- *   slots    one long per registered buffer: its generation, 0 when free or released
- *   hazards  one row per copy in flight: holder pid, slot, generation
- * </pre>
+ * <p><b>Files.</b> The owner keeps two kinds of memory file ({@code memfd_create}), each parked
+ * ({@link ParkedFd}: not reachable through {@code /proc/<pid>/fd}) and handed over
+ * ({@code SCM_RIGHTS}) only with a grant, after the owner checked the holder's key:
+ * <ul>
+ * <li>the <b>slots</b> file, one for all holders: one long per registered buffer, its generation,
+ *     0 when free or released. Only the owner writes it: it is sealed against every new writable
+ *     mapping ({@code F_SEAL_FUTURE_WRITE}), so holders map it read-only and cannot forge,
+ *     revive or withdraw a buffer;</li>
+ * <li>a <b>rows</b> file per holder process (by its {@code SO_PEERCRED} pid): one row per copy it
+ *     has in flight (claimed, slot, generation), written by that holder, read by the owner.</li>
+ * </ul>
  *
  * <p><b>Protocol</b> (hazard pointers across processes). A holder about to copy buffer
- * {@code (slot, generation)} claims a row with a CAS on its pid, writes the slot and then the
+ * {@code (slot, generation)} claims a row of its own file with a CAS, writes the slot and then the
  * generation with volatile stores, reads the slot's generation with a volatile load, and copies
  * only if it still matches; it clears the row afterwards. The owner releasing a buffer first
- * sets the slot's generation to 0 (volatile), then waits until no row announces that slot and
- * generation. Volatile accesses are sequentially consistent, so either the holder sees 0 and
- * does not copy, or the owner sees the row and waits for the copy to end: once
- * {@link #revoke} returns, no holder touches the buffer, and the owner may free or reuse it.
- * A row of a holder that died is ignored (its pid is no longer alive).
+ * sets the slot's generation to 0 (volatile), then waits until no row of a holder it granted that
+ * buffer to announces it. Volatile accesses are sequentially consistent, so either the holder sees
+ * 0 and does not copy, or the owner sees the row and waits for the copy to end.
  *
- * <p><b>Threading.</b> Slot assignment ({@link #assign}, {@link #revoke}) is for one thread at a
- * time (the manager's registration thread); {@link #withdraw} for any owner thread;
- * {@link #enter}/{@link #exit} for any holder thread.
+ * <p><b>Hostile holders.</b> A holder can write only its own rows, and the owner waits only for
+ * holders it granted the buffer being released: announcing other buffers costs their releases
+ * nothing. A holder that keeps a row of a buffer it was granted past the release's wait (a hostile
+ * one, or one stopped mid-copy, e.g. by SIGSTOP) makes that one release wait its full
+ * {@code maxWait}; it is then marked <em>stalled</em>: no later release waits for it, and it is
+ * granted nothing more ({@link #grant} refuses). So one holder delays at most one release, by at
+ * most {@code maxWait}, in the owner's lifetime. A stalled holder that was only stopped may finish
+ * its piece after the release returned: into a memory file, which it still maps (pages the owner
+ * no longer uses); by cross-memory attach, into memory the owner may have reused (which a process
+ * allowed to cross-memory attach could write anyway).
+ *
+ * <p><b>Threading.</b> {@link #assign} and {@link #revoke} for one thread at a time (the
+ * manager's registration thread); {@link #grant} for one thread at a time (the hand-over thread);
+ * {@link #withdraw} for any owner thread; {@link #enter}/{@link #exit} for any holder thread.
  * {@link #close()} is idempotent and must follow the last use.
  */
 public final class AccessTable implements AutoCloseable {
 
     /** Concurrent buffers the table can serve; more are refused at registration. */
     public static final int SLOTS = 1 << 16;
-    /** Copies in flight at once, over all holders. */
-    public static final int HAZARDS = 4096;
+    /** Copies one holder process has in flight at once. */
+    public static final int ROWS = 1024;
 
     private static final long MAGIC = 0x7264_6d61_346a_5348L;    // "rdma4jSH"
     private static final long HEADER = 64;
-    private static final long HAZARD_ROW = 32;
-    private static final long SIZE = HEADER + 8L * SLOTS + HAZARD_ROW * HAZARDS;
+    private static final long ROW = 32;
+    private static final long SLOTS_SIZE = HEADER + 8L * SLOTS;
+    private static final long ROWS_SIZE = ROW * ROWS;
     private static final VarHandle LONG = JAVA_LONG.varHandle();
-    private static final long SELF = ProcessHandle.current().pid();
+
+    private static final System.Logger LOG = System.getLogger(AccessTable.class.getName());
 
     private final Arena arena;
-    private final MemorySegment table;
-    private final ParkedFd parked;          // owner: the memfd, parked for hand-overs; holder: null
-    private final BitSet used;              // owner: slots in use; holder: null
+    private final MemorySegment slots;      // owner: writable; holder: read-only
+    private final ParkedFd parkedSlots;     // owner only
+    private final BitSet used;              // owner only: slots in use
+    private final MemorySegment rows;       // holder only: its own rows
+    private final ConcurrentHashMap<Long, Holder> holders = new ConcurrentHashMap<>();    // owner: by pid
+    private final java.util.Queue<Holder> retired = new java.util.concurrent.ConcurrentLinkedQueue<>();  // closed by revoke/close
     private long nextGeneration = 1;
     private boolean closed;
 
-    private AccessTable(Arena arena, MemorySegment table, ParkedFd parked, BitSet used) {
+    private AccessTable(Arena arena, MemorySegment slots, ParkedFd parkedSlots, BitSet used, MemorySegment rows) {
         this.arena = arena;
-        this.table = table;
-        this.parked = parked;
+        this.slots = slots;
+        this.parkedSlots = parkedSlots;
         this.used = used;
+        this.rows = rows;
     }
 
     /**
-     * Creates the owner's table in a new memory file and maps it.
+     * Creates the owner's slots file and maps it.
      *
      * @return the table; the caller owns it and closes it after the last {@link #revoke}
-     * @throws IOException if the memory file cannot be created or mapped (the message names the call)
+     * @throws IOException if the memory file cannot be created, mapped, sealed or parked
      */
     public static AccessTable create() throws IOException {
         Arena arena = Arena.ofShared();
         try {
-            MemoryFile.Mapped file = MemoryFile.create("rdma4j-shm-access", SIZE, arena, f -> { });
-            AccessTable t = new AccessTable(arena, file.segment(), file.parked(), new BitSet(SLOTS));
-            t.table.set(JAVA_LONG, 8, SLOTS);
-            t.table.set(JAVA_LONG, 16, HAZARDS);
-            LONG.setVolatile(t.table, 0L, MAGIC);
+            MemoryFile.Mapped file = MemoryFile.createPeerReadOnly("rdma4j-shm-access", SLOTS_SIZE, arena);
+            AccessTable t = new AccessTable(arena, file.segment(), file.parked(), new BitSet(SLOTS), null);
+            t.slots.set(JAVA_LONG, 8, SLOTS);
+            t.slots.set(JAVA_LONG, 16, ROWS);
+            LONG.setVolatile(t.slots, 0L, MAGIC);
             return t;
         } catch (IOException | RuntimeException e) {
             arena.close();
@@ -98,22 +115,23 @@ public final class AccessTable implements AutoCloseable {
     }
 
     /**
-     * Maps the owner's table from the descriptor it handed over. The descriptor stays the
-     * caller's, who closes it (the mapping keeps the pages).
+     * A holder's view, from the two descriptors the owner handed over with a first grant. The
+     * descriptors stay the caller's, who closes them (the mappings keep the pages).
      *
-     * @param fd the table's memory file, as received from the owner
+     * @param slotsFd the owner's slots file (mapped read-only)
+     * @param rowsFd  this holder's rows file
      * @return the holder's view; the caller closes it when done with the owner
-     * @throws IOException if the file cannot be mapped or holds no table
+     * @throws IOException if a file cannot be mapped or holds no table
      */
-    public static AccessTable attach(int fd) throws IOException {
+    public static AccessTable attach(int slotsFd, int rowsFd) throws IOException {
         Arena arena = Arena.ofShared();
         try {
-            AccessTable t = new AccessTable(arena, MemoryFile.map(fd, SIZE, arena), null, null);
-            if ((long) LONG.getVolatile(t.table, 0L) != MAGIC || t.table.get(JAVA_LONG, 8) != SLOTS
-                    || t.table.get(JAVA_LONG, 16) != HAZARDS) {
+            MemorySegment slots = MemoryFile.mapReadOnly(slotsFd, SLOTS_SIZE, arena);
+            if ((long) LONG.getVolatile(slots, 0L) != MAGIC || slots.get(JAVA_LONG, 8) != SLOTS
+                    || slots.get(JAVA_LONG, 16) != ROWS) {
                 throw new IOException("the owner's descriptor holds no rdma4j access table");
             }
-            return t;
+            return new AccessTable(arena, slots, null, null, MemoryFile.map(rowsFd, ROWS_SIZE, arena));
         } catch (IOException | RuntimeException e) {
             arena.close();
             throw e;
@@ -121,23 +139,52 @@ public final class AccessTable implements AutoCloseable {
     }
 
     /**
-     * The owner's parked descriptor for the table, which it hands to holders with their first grant.
+     * The owner's parked slots file, which it hands to holders with their grants.
      *
-     * @return the parked descriptor, closed with this table
      * @throws IllegalStateException on a holder's view
      */
     public ParkedFd parked() {
         requireOwner();
-        return parked;
+        return parkedSlots;
     }
 
     /**
-     * Where this process mapped the table; a holder's probe copy reads the table's header there.
+     * Where this process mapped the slots; a holder's probe copy reads the table's header there.
      *
      * @return the mapping's address in this process
      */
     public long address() {
-        return table.address();
+        return slots.address();
+    }
+
+    /**
+     * Owner, on the hand-over thread: records that holder process {@code pid} is granted
+     * {@code slot}, and returns that holder's rows file to hand over with the grant (made at its
+     * first grant; made anew when the process that had it exited and its pid came back).
+     *
+     * @param pid  the holder, as {@code SO_PEERCRED} says
+     * @param slot the buffer granted
+     * @return the holder's parked rows file
+     * @throws IOException when the holder stalled a release ({@link #revoke}: it gets nothing more),
+     *                     or its file cannot be made
+     */
+    public ParkedFd grant(long pid, Slot slot) throws IOException {
+        requireOwner();
+        Holder h = holders.get(pid);
+        if (h != null && h.exited()) {      // its pid came back: a new process; the old record is closed by the next revoke
+            holders.remove(pid, h);
+            retired.add(h);
+            h = null;
+        }
+        if (h == null) {
+            h = new Holder(pid);
+            holders.put(pid, h);
+        }
+        if (h.stalled) {
+            throw new IOException("holder pid " + pid + " kept copying a released buffer past the release's wait");
+        }
+        h.granted.add(slot);
+        return h.parked;
     }
 
     /**
@@ -154,50 +201,80 @@ public final class AccessTable implements AutoCloseable {
         }
         used.set(slot);
         long generation = nextGeneration++;
-        LONG.setVolatile(table, slotOffset(slot), generation);
+        LONG.setVolatile(slots, slotOffset(slot), generation);
         return Optional.of(new Slot(slot, generation));
     }
 
     /**
-     * Owner: ends access to {@code slot}: no copy starts after this call, and it returns once every
-     * copy that had started has ended (or its holder died), or when {@code maxWait} is over.
-     * The slot is then free for another buffer. Revoking a free slot does nothing.
+     * Owner: ends access to {@code slot}: no copy starts after this call, and it returns once no
+     * holder granted the buffer announces a copy of it any more (or that holder exited), or when
+     * {@code maxWait} is over; a holder still announcing it then is marked stalled, and no later
+     * revoke waits for it. The slot is then free for another buffer. Revoking a free slot does nothing.
      *
      * @param slot    what {@link #assign} returned
      * @param maxWait how long to wait for copies in flight; a live holder's copy takes at most
      *                one chunk's time
-     * @return true when no copy is in flight any more; false when {@code maxWait} ran out first
-     *         (a holder stopped mid-copy, e.g. by SIGSTOP)
+     * @return which holders still announced the buffer when this returned
      */
-    public boolean revoke(Slot slot, Duration maxWait) {
+    public Revoked revoke(Slot slot, Duration maxWait) {
         requireOwner();
-        long now = (long) LONG.getVolatile(table, slotOffset(slot.index()));
+        long now = (long) LONG.getVolatile(slots, slotOffset(slot.index()));
         if (!used.get(slot.index()) || (now != slot.generation() && now != 0)) {
-            return true;        // free, or another buffer's since
+            return Revoked.QUIET;       // free, or another buffer's since
         }
-        LONG.setVolatile(table, slotOffset(slot.index()), 0L);      // 0 already when withdrawn
+        LONG.setVolatile(slots, slotOffset(slot.index()), 0L);      // 0 already when withdrawn
         long deadline = System.nanoTime() + maxWait.toNanos();
-        boolean quiet = true;
-        for (int row = 0; row < HAZARDS; row++) {
-            int spins = 0;
-            while (announces(row, slot)) {
-                long pid = (long) LONG.getVolatile(table, hazardOffset(row));
-                if (pid == 0 || !isAlive(pid)) {
-                    break;
+        List<Long> waitedOut = new ArrayList<>();
+        List<Long> ignored = new ArrayList<>();
+        try (ProcessVmCopier poller = new ProcessVmCopier()) {
+            for (Holder h : holders.values()) {
+                if (!h.granted.remove(slot)) {
+                    continue;       // never granted this buffer: its rows are not waited for
                 }
-                if (System.nanoTime() - deadline > 0) {
-                    quiet = false;
-                    break;
+                if (h.stalled) {
+                    if (h.announces(slot)) {
+                        ignored.add(h.pid);
+                    }
+                    continue;
                 }
-                if (++spins < 1000) {
-                    Thread.onSpinWait();
-                } else {
-                    LockSupport.parkNanos(20_000);
+                if (!h.awaitQuiet(slot, deadline, poller)) {
+                    h.stalled = true;
+                    waitedOut.add(h.pid);
+                    LOG.log(System.Logger.Level.WARNING, "shm: holder pid {0} still announced a copy of a released "
+                            + "buffer after {1}; no later release waits for it, and it is granted nothing more",
+                            h.pid, maxWait);
                 }
             }
         }
+        holders.values().removeIf(h -> {
+            if (h.exited()) {
+                retired.add(h);
+                return true;
+            }
+            return false;
+        });
+        for (Holder h; (h = retired.poll()) != null; ) {
+            h.close();
+        }
         used.clear(slot.index());
-        return quiet;
+        return waitedOut.isEmpty() && ignored.isEmpty() ? Revoked.QUIET : new Revoked(waitedOut, ignored);
+    }
+
+    /**
+     * What {@link #revoke} found.
+     *
+     * @param waitedOut holders (pids) whose rows still announced the buffer when the wait ran
+     *                  out: each is stalled from now on
+     * @param ignored   holders stalled by an earlier release whose rows announced it, not waited for
+     */
+    public record Revoked(List<Long> waitedOut, List<Long> ignored) {
+        /** No copy in flight any more. */
+        public static final Revoked QUIET = new Revoked(List.of(), List.of());
+
+        /** Whether no holder announced the buffer any more when the revoke returned. */
+        public boolean quiet() {
+            return waitedOut.isEmpty() && ignored.isEmpty();
+        }
     }
 
     /**
@@ -212,14 +289,7 @@ public final class AccessTable implements AutoCloseable {
      */
     public boolean withdraw(Slot slot) {
         requireOwner();
-        return LONG.compareAndSet(table, slotOffset(slot.index()), slot.generation(), 0L);
-    }
-
-    private boolean announces(int row, Slot slot) {
-        long base = hazardOffset(row);
-        return (long) LONG.getVolatile(table, base) != 0
-                && (long) LONG.getVolatile(table, base + 16) == slot.generation()
-                && (long) LONG.getVolatile(table, base + 8) == slot.index();
+        return LONG.compareAndSet(slots, slotOffset(slot.index()), slot.generation(), 0L);
     }
 
     /**
@@ -228,39 +298,25 @@ public final class AccessTable implements AutoCloseable {
      *
      * @param slot the buffer's slot and generation, as the owner sent them
      * @return the claimed row (&ge; 0); {@link #RELEASED} when the buffer was released (nothing
-     *         claimed); {@link #BUSY} when every row is taken by live holders
+     *         claimed); {@link #BUSY} when all {@link #ROWS} rows of this holder are taken
      */
     public int enter(Slot slot) {
-        int start = (int) (Thread.currentThread().threadId() * 0x9E3779B1L >>> 20) & (HAZARDS - 1);
-        int row = claim(start, false);
-        if (row < 0) {
-            row = claim(start, true);       // every row taken: reclaim those of holders that died
-        }
-        if (row < 0) {
-            return BUSY;
-        }
-        long base = hazardOffset(row);
-        LONG.setVolatile(table, base + 8, (long) slot.index());
-        LONG.setVolatile(table, base + 16, slot.generation());
-        if (isCurrent(slot)) {
-            return row;
-        }
-        exit(row);
-        return RELEASED;
-    }
-
-    /** Claims a free row (or, with {@code reclaim}, one whose holder died) by CAS on its pid; -1 if none. */
-    private int claim(int start, boolean reclaim) {
-        for (int i = 0; i < HAZARDS; i++) {
-            int row = (start + i) & (HAZARDS - 1);
-            long base = hazardOffset(row);
-            long pid = (long) LONG.getVolatile(table, base);
-            if (pid == 0 ? LONG.compareAndSet(table, base, 0L, SELF)
-                    : reclaim && pid != SELF && !isAlive(pid) && LONG.compareAndSet(table, base, pid, SELF)) {
-                return row;
+        requireHolder();
+        int start = (int) (Thread.currentThread().threadId() * 0x9E3779B1L >>> 20) & (ROWS - 1);
+        for (int i = 0; i < ROWS; i++) {
+            int row = (start + i) & (ROWS - 1);
+            long base = ROW * row;
+            if ((long) LONG.getVolatile(rows, base) == 0 && LONG.compareAndSet(rows, base, 0L, 1L)) {
+                LONG.setVolatile(rows, base + 8, (long) slot.index());
+                LONG.setVolatile(rows, base + 16, slot.generation());
+                if (isCurrent(slot)) {
+                    return row;
+                }
+                exit(row);
+                return RELEASED;
             }
         }
-        return -1;
+        return BUSY;
     }
 
     /**
@@ -271,7 +327,7 @@ public final class AccessTable implements AutoCloseable {
      * @return true while the buffer is published
      */
     public boolean isCurrent(Slot slot) {
-        return (long) LONG.getVolatile(table, slotOffset(slot.index())) == slot.generation();
+        return (long) LONG.getVolatile(slots, slotOffset(slot.index())) == slot.generation();
     }
 
     /**
@@ -280,10 +336,10 @@ public final class AccessTable implements AutoCloseable {
      * @param row what {@link #enter} returned
      */
     public void exit(int row) {
-        long base = hazardOffset(row);
-        LONG.setVolatile(table, base + 16, 0L);
-        LONG.setVolatile(table, base + 8, -1L);
-        LONG.setVolatile(table, base, 0L);
+        long base = ROW * row;
+        LONG.setVolatile(rows, base + 16, 0L);
+        LONG.setVolatile(rows, base + 8, -1L);
+        LONG.setVolatile(rows, base, 0L);
     }
 
     /** {@link #enter}'s answer when the buffer was released. */
@@ -295,23 +351,21 @@ public final class AccessTable implements AutoCloseable {
         return HEADER + 8L * slot;
     }
 
-    private static long hazardOffset(int row) {
-        return HEADER + 8L * SLOTS + HAZARD_ROW * row;
-    }
-
-    private static boolean isAlive(long pid) {
-        return ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false);
-    }
-
     private void requireOwner() {
         if (used == null) {
-            throw new IllegalStateException("only the owner's table assigns and revokes slots");
+            throw new IllegalStateException("only the owner's table assigns, grants and revokes slots");
+        }
+    }
+
+    private void requireHolder() {
+        if (rows == null) {
+            throw new IllegalStateException("only a holder's view announces copies");
         }
     }
 
     /**
-     * Unmaps the table and, on the owner, closes its parked descriptor. Idempotent. Holders that
-     * mapped the owner's table keep their own mapping of the same pages.
+     * Unmaps the table and, on the owner, closes its parked descriptors and every holder's rows
+     * file. Idempotent. Holders that mapped the owner's files keep their own mappings of the pages.
      */
     @Override
     public synchronized void close() {
@@ -319,7 +373,93 @@ public final class AccessTable implements AutoCloseable {
             return;
         }
         closed = true;
+        holders.values().forEach(Holder::close);
+        holders.clear();
+        retired.forEach(Holder::close);
+        retired.clear();
         arena.close();
+    }
+
+    /** Owner: one holder process's rows file, the process's pidfd, and what it was granted. */
+    private static final class Holder {
+        final long pid;
+        final Arena arena = Arena.ofShared();
+        final MemorySegment rows;
+        final ParkedFd parked;
+        final int pidfd;                     // -1 when pidfd_open failed: then its pid is asked instead
+        final java.util.Set<Slot> granted = ConcurrentHashMap.newKeySet();
+        volatile boolean stalled;
+        private boolean closed;
+
+        Holder(long pid) throws IOException {
+            this.pid = pid;
+            try {
+                MemoryFile.Mapped file = MemoryFile.create("rdma4j-shm-rows", ROWS_SIZE, arena, m -> { });
+                this.rows = file.segment();
+                this.parked = file.parked();
+            } catch (IOException | RuntimeException e) {
+                arena.close();
+                throw e;
+            }
+            int fd = Libc.pidfdOpen(pid);
+            this.pidfd = fd >= 0 ? fd : -1;
+        }
+
+        boolean exited() {
+            if (pidfd < 0) {
+                return ProcessHandle.of(pid).map(p -> !p.isAlive()).orElse(true);
+            }
+            try (ProcessVmCopier poller = new ProcessVmCopier()) {
+                return poller.hasExited(pidfd);
+            }
+        }
+
+        boolean announces(Slot slot) {
+            for (int row = 0; row < ROWS; row++) {
+                if (announces(row, slot)) {
+                    return true;
+                }
+            }
+            return false;
+        }
+
+        private boolean announces(int row, Slot slot) {
+            long base = ROW * row;
+            return (long) LONG.getVolatile(rows, base) != 0
+                    && (long) LONG.getVolatile(rows, base + 16) == slot.generation()
+                    && (long) LONG.getVolatile(rows, base + 8) == slot.index();
+        }
+
+        /** Waits until no row announces {@code slot} or this holder exited: true; false when {@code deadline} passed first. */
+        boolean awaitQuiet(Slot slot, long deadline, ProcessVmCopier poller) {
+            for (int row = 0; row < ROWS; row++) {
+                int spins = 0;
+                while (announces(row, slot)) {
+                    if (pidfd >= 0 ? poller.hasExited(pidfd) : exited()) {
+                        return true;
+                    }
+                    if (System.nanoTime() - deadline > 0) {
+                        return false;
+                    }
+                    if (++spins < 1000) {
+                        Thread.onSpinWait();
+                    } else {
+                        LockSupport.parkNanos(20_000);
+                    }
+                }
+            }
+            return true;
+        }
+
+        synchronized void close() {
+            if (!closed) {
+                closed = true;
+                arena.close();
+                if (pidfd >= 0) {
+                    Libc.close(pidfd);
+                }
+            }
+        }
     }
 
     /**

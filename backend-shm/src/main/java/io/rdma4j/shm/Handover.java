@@ -19,8 +19,8 @@ import java.util.concurrent.locks.LockSupport;
  * user (another user's connection is closed unanswered); the holder talks only to the process
  * its token names (a same-user process that bound the name first, knowing the incarnation, is
  * refused before anything is sent or received). A request is the {@link ShmProtocol} ATTACH; the
- * owner answers after checking its key, with the access table's and the buffer's memory files
- * attached ({@code SCM_RIGHTS}) to a grant, and with nothing attached to a refusal. Requests never
+ * owner answers after checking its key, with the access table's files (slots, and this holder's
+ * rows) and the buffer's memory file attached ({@code SCM_RIGHTS}) to a grant, and with nothing attached to a refusal. Requests never
  * carry descriptors into the owner: it receives with no room for any, so the kernel drops them.
  *
  * <p>The owner serves connections one after another on one platform thread, each bounded by
@@ -174,7 +174,7 @@ final class Handover {
         int fd = connect(name, ownerPid, timeoutNanos);
         try {
             UnixSockets.send(fd, request);
-            UnixSockets.Message reply = UnixSockets.receive(fd, ShmProtocol.MAX_REPLY, 2, false);
+            UnixSockets.Message reply = UnixSockets.receive(fd, ShmProtocol.MAX_REPLY, 3, false);
             if (reply.bytes().length == 0) {
                 reply.closeFds();
                 throw new IOException("the owner closed the hand-over connection without answering");

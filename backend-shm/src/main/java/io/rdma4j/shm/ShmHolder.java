@@ -223,8 +223,8 @@ final class ShmHolder implements AutoCloseable {
             throw ownersWord(remote, deadline, ErrorCode.ACCESS_DENIED.toException(ShmProtocol.denied(id)));
         }
         if (row == AccessTable.BUSY) {
-            throw new TransportException(Kind.INTERNAL, "shm: " + AccessTable.HAZARDS
-                    + " copies already in flight to " + peer);
+            throw new TransportException(Kind.INTERNAL, "shm: " + AccessTable.ROWS
+                    + " copies of this process already in flight to " + peer);
         }
         ShmCopy.Withdrawn withdrawn;
         try {

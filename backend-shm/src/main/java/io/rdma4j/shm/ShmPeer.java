@@ -92,8 +92,9 @@ final class ShmPeer implements AutoCloseable {
     }
 
     /**
-     * One grant as it arrived: the grant and the descriptors handed over with it (the table's,
-     * then the buffer's memory file's when it is one), owned by whoever holds this.
+     * One grant as it arrived: the grant and the descriptors handed over with it (the owner's
+     * slots file, this holder's rows file, then the buffer's memory file when it is one), owned by
+     * whoever holds this.
      */
     record Granted(ShmProtocol.Grant grant, int[] fds) {
         void closeFds() {
@@ -121,12 +122,12 @@ final class ShmPeer implements AutoCloseable {
         try {
             ShmProtocol.Grant grant = granted.grant();
             int[] fds = granted.fds();
-            if (fds.length != (grant.memoryFile() ? 2 : 1)) {
+            if (fds.length != (grant.memoryFile() ? 3 : 2)) {
                 throw new TransportException(TransportException.Kind.PROTOCOL, "shm: the grant of buffer " + bufferId
                         + " of " + this + " came with " + fds.length + " descriptors");
             }
-            useTable(fds[0]);
-            fresh = new Attachment(grant, accessKey, grant.memoryFile() ? map(bufferId, fds[1], grant.size()) : null);
+            useTable(fds[0], fds[1]);
+            fresh = new Attachment(grant, accessKey, grant.memoryFile() ? map(bufferId, fds[2], grant.size()) : null);
         } finally {
             granted.closeFds();
         }
@@ -138,8 +139,8 @@ final class ShmPeer implements AutoCloseable {
         return fresh;
     }
 
-    /** Maps the owner's table from its handed-over descriptor, unless mapped already. */
-    synchronized void useTable(int fd) {
+    /** Maps the owner's table from its handed-over descriptors (slots, this holder's rows), unless mapped already. */
+    synchronized void useTable(int slotsFd, int rowsFd) {
         if (table != null) {
             return;
         }
@@ -147,7 +148,7 @@ final class ShmPeer implements AutoCloseable {
             throw new IllegalStateException("peer closed");
         }
         try {
-            table = AccessTable.attach(fd);
+            table = AccessTable.attach(slotsFd, rowsFd);
         } catch (IOException e) {
             throw new TransportException(TransportException.Kind.PROTOCOL, "shm: cannot map the access table "
                     + this + " handed over: " + e.getMessage(), e);

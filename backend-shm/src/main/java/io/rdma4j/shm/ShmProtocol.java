@@ -13,7 +13,8 @@ import java.nio.charset.StandardCharsets;
  * <pre>
  *   request  u8 ATTACH, incarnation[16], i64 bufferId, accessKey[16], identity (holder)
  *   granted  u8 0, i64 owner pid, i32 slot, i64 generation, i64 address, i64 size, u8 memory file (0/1)
- *            + descriptors (SCM_RIGHTS): the access table's memory file, then the buffer's when it has one
+ *            + descriptors (SCM_RIGHTS): the access table's slots file, the holder's rows file, then the
+ *            buffer's memory file when it is one
  *   refused  u8 code (an {@link ErrorCode} wire value, or {@link #NOT_PERMITTED}), UTF-8 message; no descriptor
  * </pre>
  * All integers big-endian. Every decoder checks lengths and throws

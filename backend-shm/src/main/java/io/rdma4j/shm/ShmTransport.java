@@ -251,9 +251,13 @@ final class ShmTransport implements Transport {
     public void release(long bufferId) {
         Published p = published.remove(bufferId);
         watched.remove(bufferId);
-        if (p != null && !table.revoke(p.slot(), releaseWait)) {
-            LOG.log(System.Logger.Level.WARNING, "shm: a same-host holder was still copying buffer {0} after {1}; "
-                    + "released anyway", bufferId, releaseWait);
+        if (p != null) {
+            AccessTable.Revoked revoked = table.revoke(p.slot(), releaseWait);
+            if (!revoked.quiet()) {
+                LOG.log(System.Logger.Level.WARNING, "shm: same-host holder(s) {0} still announced a copy of buffer {1} "
+                        + "after {2}, and holder(s) {3}, stalled before, were not waited for; released anyway",
+                        revoked.waitedOut(), bufferId, releaseWait, revoked.ignored());
+            }
         }
     }
 
@@ -284,9 +288,15 @@ final class ShmTransport implements Transport {
                     return new Handover.Answer(ShmProtocol.refused(ShmProtocol.NOT_PERMITTED & 0xff,
                             "owner does not permit cross-memory attach: " + refusal));
                 }
+                io.rdma4j.shm.ffi.ParkedFd rows;
+                try {
+                    rows = table.grant(peer.pid(), p.slot());
+                } catch (IOException e) {
+                    return new Handover.Answer(ShmProtocol.refused(ErrorCode.FAILED.wire(), "shm: " + e.getMessage()));
+                }
                 byte[] grant = ShmProtocol.granted(new ShmProtocol.Grant(ProcessHandle.current().pid(), p.slot(),
                         p.segment().address(), p.segment().byteSize(), f != null));
-                return new Handover.Answer(grant, descriptors(f));
+                return new Handover.Answer(grant, descriptors(rows, f));
             }
         } catch (BufferAccessException e) {
             return new Handover.Answer(ShmProtocol.refused(ErrorCode.of(e.reason()).wire(), e.getMessage()));
@@ -296,16 +306,26 @@ final class ShmTransport implements Transport {
         }
     }
 
-    /** New descriptors for the table and, when given, the buffer's memory file; the caller closes them. */
-    private int[] descriptors(MemoryFile.Mapped file) throws IOException {
-        int tableFd = table.parked().take();
-        if (file == null) {
-            return new int[] {tableFd};
-        }
+    /**
+     * New descriptors for the slots file, the holder's rows file and, when given, the buffer's
+     * memory file; the caller closes them.
+     */
+    private int[] descriptors(io.rdma4j.shm.ffi.ParkedFd rows, MemoryFile.Mapped file) throws IOException {
+        int[] fds = new int[file == null ? 2 : 3];
+        int taken = 0;
         try {
-            return new int[] {tableFd, file.parked().take()};
+            fds[0] = table.parked().take();
+            taken = 1;
+            fds[1] = rows.take();
+            taken = 2;
+            if (file != null) {
+                fds[2] = file.parked().take();
+            }
+            return fds;
         } catch (IOException | RuntimeException e) {
-            Libc.close(tableFd);
+            for (int i = 0; i < taken; i++) {
+                Libc.close(fds[i]);
+            }
             throw e;
         }
     }

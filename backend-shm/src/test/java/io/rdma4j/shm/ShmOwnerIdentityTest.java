@@ -44,8 +44,8 @@ class ShmOwnerIdentityTest {
     void open() throws IOException, InterruptedException {
         ownerTable = AccessTable.create();
         slot = ownerTable.assign().orElseThrow();
-        deadOwner = Tables.peerWithTable("dead", SELF, pidfdOfAReapedProcess(), ownerTable);
-        liveOwner = Tables.peerWithTable("live", SELF, Libc.pidfdOpen(SELF), ownerTable);
+        deadOwner = Tables.peerWithTable("dead", SELF, pidfdOfAReapedProcess(), ownerTable, slot);
+        liveOwner = Tables.peerWithTable("live", SELF, Libc.pidfdOpen(SELF), ownerTable, slot);
     }
 
     @AfterEach

@@ -141,6 +141,8 @@ public final class Libc {
     static final int F_ADD_SEALS = 1033;
     /** {@code F_SEAL_SEAL | F_SEAL_SHRINK | F_SEAL_GROW}: the size is fixed for good. */
     static final long SEAL_SIZE = 1 | 2 | 4;
+    /** {@code F_SEAL_SHRINK | F_SEAL_GROW}: the size is fixed, more seals may follow. */
+    static final long SEAL_SIZE_OPEN = 2 | 4;
 
     /**
      * Creates an anonymous memory file of {@code size} bytes (zero-filled, pages allocated on
@@ -158,6 +160,36 @@ public final class Libc {
      *                             descriptor is then already closed)
      */
     public static int memfdCreate(String name, long size) throws IOException {
+        return memfdCreate(name, size, SEAL_SIZE);
+    }
+
+    /** {@code F_SEAL_FUTURE_WRITE}: no new writable mapping or write of the file, by anyone; mappings made before keep writing. */
+    static final long SEAL_FUTURE_WRITE = 0x10;
+    /** {@code F_SEAL_SEAL}: no more seals. */
+    static final long SEAL_SEAL = 1;
+
+    /**
+     * {@code fcntl(fd, F_ADD_SEALS, F_SEAL_FUTURE_WRITE | F_SEAL_SEAL)}: from now on the file can
+     * be mapped read-only only (the caller's own writable mapping, made before, stays writable).
+     *
+     * @throws IOException naming the errno when the call fails
+     */
+    public static void sealFutureWrites(int fd) throws IOException {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment state = arena.allocate(CAPTURE_STATE);
+            if ((int) MemFd.FCNTL.invokeExact(state, fd, F_ADD_SEALS, SEAL_FUTURE_WRITE | SEAL_SEAL) != 0) {
+                throw new IOException("fcntl(F_ADD_SEALS, F_SEAL_FUTURE_WRITE) failed: "
+                        + Errno.describe((int) ERRNO.get(state, 0L)));
+            }
+        } catch (IOException e) {
+            throw e;
+        } catch (Throwable t) {
+            throw new IllegalStateException("fcntl could not be called: " + t, t);
+        }
+    }
+
+    /** {@link #memfdCreate(String, long)} with the given seals ({@code SEAL_SIZE} without {@code F_SEAL_SEAL} leaves room for more). */
+    static int memfdCreate(String name, long size, long seals) throws IOException {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment state = arena.allocate(CAPTURE_STATE);
             int fd = (int) MemFd.CREATE.invokeExact(state, arena.allocateFrom(name), MFD_CLOEXEC | MFD_ALLOW_SEALING);
@@ -170,7 +202,7 @@ public final class Libc {
                 close(fd);
                 throw new IOException("ftruncate(memfd " + name + ", " + size + ") failed: " + Errno.describe(errno));
             }
-            if ((int) MemFd.FCNTL.invokeExact(state, fd, F_ADD_SEALS, SEAL_SIZE) != 0) {
+            if ((int) MemFd.FCNTL.invokeExact(state, fd, F_ADD_SEALS, seals) != 0) {
                 int errno = (int) ERRNO.get(state, 0L);
                 close(fd);
                 throw new IOException("fcntl(memfd " + name + ", F_ADD_SEALS) failed: " + Errno.describe(errno));
@@ -222,6 +254,7 @@ public final class Libc {
     static final int F_GET_SEALS = 1034;
     /** {@code F_SEAL_SHRINK}: the file cannot be made shorter. */
     public static final int SEAL_SHRINK = 2;
+    private static final int PROT_READ = 1;
     private static final int PROT_READ_WRITE = 1 | 2;
     private static final int MAP_SHARED = 1;
     private static final int SEEK_END = 2;
@@ -233,9 +266,21 @@ public final class Libc {
      * @throws IOException naming the errno when the call fails
      */
     public static long mmapShared(int fd, long size) throws IOException {
+        return mmapShared(fd, size, true);
+    }
+
+    /**
+     * {@code mmap(NULL, size, PROT_READ [| PROT_WRITE], MAP_SHARED, fd, 0)}.
+     *
+     * @param writable whether to map it writable as well
+     * @return the mapping's address; the caller unmaps it with {@link #munmap} exactly once
+     * @throws IOException naming the errno when the call fails
+     */
+    public static long mmapShared(int fd, long size, boolean writable) throws IOException {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment state = arena.allocate(CAPTURE_STATE);
-            MemorySegment at = (MemorySegment) MemFd.MMAP.invokeExact(state, MemorySegment.NULL, size, PROT_READ_WRITE,
+            MemorySegment at = (MemorySegment) MemFd.MMAP.invokeExact(state, MemorySegment.NULL, size,
+                    writable ? PROT_READ_WRITE : PROT_READ,
                     MAP_SHARED, fd, 0L);
             if (at.address() == -1L) {
                 throw new IOException("mmap of " + size + " bytes failed: " + Errno.describe((int) ERRNO.get(state, 0L)));

@@ -38,10 +38,34 @@ public final class MemoryFile {
      * @throws IOException if the file cannot be created, sized, mapped or parked (nothing is left open)
      */
     public static Mapped create(String name, long size, Arena arena, Consumer<Mapped> onClose) throws IOException {
-        int fd = Libc.memfdCreate(name, size);
+        return create(name, size, arena, onClose, false);
+    }
+
+    /**
+     * {@link #create} of a file that only this process writes: after this process mapped it
+     * writable, it is sealed against every new writable mapping ({@code F_SEAL_FUTURE_WRITE}), so
+     * a peer it is handed to can map it read-only only ({@link #mapReadOnly}).
+     *
+     * @throws IOException as {@link #create} does, or if the kernel lacks the seal (before Linux 5.1)
+     */
+    public static Mapped createPeerReadOnly(String name, long size, Arena arena) throws IOException {
+        return create(name, size, arena, m -> { }, true);
+    }
+
+    private static Mapped create(String name, long size, Arena arena, Consumer<Mapped> onClose, boolean peerReadOnly)
+            throws IOException {
+        int fd = Libc.memfdCreate(name, size, peerReadOnly ? Libc.SEAL_SIZE_OPEN : Libc.SEAL_SIZE);
         long address;
         try {
             address = Libc.mmapShared(fd, size);
+            if (peerReadOnly) {
+                try {
+                    Libc.sealFutureWrites(fd);
+                } catch (IOException | RuntimeException e) {
+                    Libc.munmap(address, size);
+                    throw e;
+                }
+            }
         } catch (IOException | RuntimeException e) {
             Libc.close(fd);
             throw e;
@@ -78,6 +102,20 @@ public final class MemoryFile {
      *                     cannot be mapped
      */
     public static MemorySegment map(int fd, long size, Arena arena) throws IOException {
+        return map(fd, size, arena, true);
+    }
+
+    /**
+     * {@link #map} read-only: for a file this process may not write (one sealed by
+     * {@link #createPeerReadOnly}).
+     *
+     * @throws IOException as {@link #map} does
+     */
+    public static MemorySegment mapReadOnly(int fd, long size, Arena arena) throws IOException {
+        return map(fd, size, arena, false).asReadOnly();
+    }
+
+    private static MemorySegment map(int fd, long size, Arena arena, boolean writable) throws IOException {
         long[] sizeAndSeals = Libc.sizeAndSeals(fd);
         if (sizeAndSeals[0] < size) {
             throw new IOException("the memory file is " + sizeAndSeals[0] + " bytes, expected at least " + size);
@@ -85,7 +123,7 @@ public final class MemoryFile {
         if ((sizeAndSeals[1] & Libc.SEAL_SHRINK) == 0) {
             throw new IOException("the memory file is not sealed against shrinking (seals " + sizeAndSeals[1] + ")");
         }
-        long address = Libc.mmapShared(fd, size);
+        long address = Libc.mmapShared(fd, size, writable);
         return MemorySegment.ofAddress(address).reinterpret(size, arena, s -> Libc.munmap(address, size));
     }
 
