@@ -22,6 +22,9 @@ import java.util.ServiceLoader;
  * <pre>
  * fill &lt;seed&gt;   -> OK           (writes pattern seed into the buffer)
  * mark &lt;text&gt;   -> OK           (writes the text's ASCII bytes at offset 0)
+ * address       -> ADDRESS &lt;hex&gt; (where the buffer lies in this process)
+ * secret        -> SECRET &lt;hex&gt;  (address of 4096 bytes of 0x5a this process never registers)
+ * token allocate|register -> TOKEN &lt;hex&gt; (a second buffer of that kind, of the same size, pattern 5)
  * crc           -> CRC &lt;hex&gt;    (CRC32C of the buffer)
  * release       -> OK           (releases the buffer)
  * closearena    -> OK           (register only: closes the arena without releasing)
@@ -84,6 +87,19 @@ public final class ShmPeerMain {
                             byte[] text = words[1].getBytes(StandardCharsets.US_ASCII);
                             MemorySegment.copy(MemorySegment.ofArray(text), 0, segment, 0, text.length);
                             yield "OK";
+                        }
+                        case "address" -> "ADDRESS " + Long.toHexString(segment.address());
+                        case "secret" -> "SECRET " + Long.toHexString(arena.allocate(4096, 4096).fill((byte) 0x5a).address());
+                        case "token" -> {
+                            RdmaRemoteBuffer extra;
+                            if (words[1].equals("allocate")) {
+                                var b = manager.allocate(size).join();
+                                Patterns.fill(b.segment(), 5);
+                                extra = b.remote();
+                            } else {
+                                extra = manager.register(Patterns.fill(arena.allocate(size, 4096), 5)).join();
+                            }
+                            yield "TOKEN " + HexFormat.of().formatHex(extra.toBytes());
                         }
                         case "crc" -> "CRC " + Long.toHexString(Patterns.crc(segment));
                         case "release" -> {

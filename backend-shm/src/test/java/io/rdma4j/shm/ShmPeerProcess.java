@@ -31,8 +31,14 @@ final class ShmPeerProcess implements AutoCloseable {
 
     /** A peer behind a command prefix, on its own class path (e.g. {@code setpriv} to another user). */
     static ShmPeerProcess startAs(List<String> prefix, String classPath, String... args) throws IOException, InterruptedException {
-        return start(PeerJvm.start(prefix, classPath, ShmPeerMain.class, List.of("--enable-native-access=ALL-UNNAMED"), SAFETY,
-                args));
+        return startAs(prefix, classPath, SAFETY, args);
+    }
+
+    /** {@link #startAs(List, String, String...)} with its own bound for the greeting and each answer (e.g. under emulation). */
+    static ShmPeerProcess startAs(List<String> prefix, String classPath, Duration answerWithin, String... args)
+            throws IOException, InterruptedException {
+        return start(PeerJvm.start(prefix, classPath, ShmPeerMain.class, List.of("--enable-native-access=ALL-UNNAMED"),
+                answerWithin, args));
     }
 
     private static ShmPeerProcess start(PeerJvm jvm) {
