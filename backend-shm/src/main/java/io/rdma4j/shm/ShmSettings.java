@@ -56,11 +56,13 @@ public final class ShmSettings {
 
     /**
      * How long an owner's release waits for a holder's copy in flight before giving up (default
-     * 10s); only a stopped holder ever takes that long.
+     * 10s); only a stopped or hostile holder ever takes that long, and each holder at most once
+     * (it is not waited for again, nor granted more buffers: {@link AccessTable#revoke}).
      */
     public static final Setting<Duration> RELEASE_WAIT = Setting.duration("rdma.shm.releaseWait",
             "RDMA_SHM_RELEASE_WAIT", Duration.ofSeconds(10),
-            "How long releasing a buffer waits for same-host copies in flight to finish.");
+            "How long releasing a buffer waits for same-host copies in flight to finish; a holder that keeps "
+                    + "it waiting that long is not waited for again, nor granted more buffers.");
 
     /** Every setting of the transport. */
     public static List<Setting<?>> all() {
