@@ -149,7 +149,6 @@ final class PerfServer {
     private void session(Socket client) {
         List<Long> sizes = null;
         String transport = null;
-        List<RdmaRemoteBuffer> registered = new ArrayList<>();
         RdmaBuffer buffer = null;
         try {
             client.setSoTimeout((int) SETUP_TIMEOUT.toMillis());
@@ -186,11 +185,10 @@ final class PerfServer {
             out.print(Rendezvous.INFO + "transports=" + String.join(",", manager.transports()) + "\n");
             HexFormat hex = HexFormat.of();
             for (long size : sizes) {
-                RdmaRemoteBuffer token = buffer.remote();
-                if (size != buffer.byteSize()) {
-                    token = manager.register(buffer.segment().asSlice(0, size)).get(SETUP_TIMEOUT.toSeconds(), TimeUnit.SECONDS);
-                    registered.add(token);
-                }
+                // A slice of the one buffer's token, not a registration of part of it: shm hands over
+                // only whole memory files (part of one would give the holder the rest), so a
+                // registered part would go by cross-memory attach or, under Yama 1, by TCP.
+                RdmaRemoteBuffer token = size == buffer.byteSize() ? buffer.remote() : buffer.remote().slice(0, size);
                 out.print(Rendezvous.TOKEN + size + " " + hex.formatHex(token.toBytes()) + "\n");
             }
             out.print(Rendezvous.READY + "\n");
@@ -203,9 +201,6 @@ final class PerfServer {
             err.println("rdma-perf serve: client " + client.getRemoteSocketAddress() + ": " + RdmaPerf.describe(e));
             refuse(client, RdmaPerf.describe(e));
         } finally {
-            for (RdmaRemoteBuffer token : registered) {
-                manager.release(token);
-            }
             if (buffer != null) {
                 buffer.close();
             }
