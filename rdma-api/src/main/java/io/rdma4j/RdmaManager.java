@@ -319,18 +319,19 @@ public final class RdmaManager implements AutoCloseable {
         return newAction().writeFrom(remote, local).submit(timeout);
     }
 
-    CompletableFuture<RdmaResult> submit(List<RdmaAction.Op> ops, Set<String> required, Duration timeout, boolean wantResult) {
+    CompletableFuture<RdmaResult> submit(RdmaAction action, List<RdmaAction.Op> ops, Set<String> required,
+                                         Duration timeout, boolean wantResult) {
         if (closed.get() && !ops.isEmpty()) {
             return CompletableFuture.failedFuture(closedError());
         }
-        return dispatcher.submit(ops, required, timeout, wantResult);
+        return dispatcher.submit(action, ops, required, timeout, wantResult);
     }
 
-    RdmaResult submitAndWait(List<RdmaAction.Op> ops, Set<String> required, Duration timeout) {
+    RdmaResult submitAndWait(RdmaAction action, List<RdmaAction.Op> ops, Set<String> required, Duration timeout) {
         if (closed.get() && !ops.isEmpty()) {
             throw closedError();
         }
-        return dispatcher.submitAndWait(ops, required, timeout);
+        return dispatcher.submitAndWait(action, ops, required, timeout);
     }
 
     /**

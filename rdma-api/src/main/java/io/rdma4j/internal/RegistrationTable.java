@@ -65,9 +65,20 @@ public final class RegistrationTable implements RegistrationLookup {
         Registration r = byId.remove(id);
         if (r != null) {
             byAddress.remove(r.segment().address(), r);
+            releases++;
         }
         return r;
     }
+
+    /**
+     * How many registrations were removed so far: whoever kept something of a registration (its
+     * prepared local memory, say) may keep using it while this count has not changed.
+     */
+    public long releases() {
+        return releases;
+    }
+
+    private volatile long releases;     // written by the registration thread only
 
     public Registration get(long id) {
         return byId.get(id);
