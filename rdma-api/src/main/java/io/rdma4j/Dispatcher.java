@@ -218,7 +218,8 @@ final class Dispatcher {
      * {@link #groups(List, Set)}, or the groups of {@code action}'s last submit when nothing they
      * depend on changed since: its ops and required transports (a change drops the plan), and the
      * manager's registrations (the plan names their prepared local memory). Then an op costs one
-     * check that its local segment is alive, and nothing is allocated per op.
+     * check that its local segment is alive, and nothing is allocated per op. The plan is made at
+     * an action's second routing, so that actions submitted once do not pay for it.
      */
     private ActionGroup groups(RdmaAction action, List<RdmaAction.Op> ops, Set<String> required) {
         long releases = table.releases();
@@ -227,7 +228,10 @@ final class Dispatcher {
             return plan.groups();
         }
         ActionGroup head = groups(ops, required);
-        action.plan = Plan.of(head, required, releases);
+        if (action.routedBefore) {      // an action submitted once only (most made by read/write) keeps no plan
+            action.plan = Plan.of(head, required, releases);
+        }
+        action.routedBefore = true;
         return head;
     }
 

@@ -56,6 +56,8 @@ public final class RdmaAction {
      * Read and written only during a submit call (guarded by {@link #submitting}).
      */
     Dispatcher.Plan plan;
+    /** Whether the dispatcher routed these ops before: the plan is kept from the second time on. */
+    boolean routedBefore;
 
     RdmaAction(RdmaManager manager) {
         this.manager = manager;

@@ -16,7 +16,7 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
 /**
- * An action submitted again reuses how its ops were routed the time before, and only while
+ * An action submitted again and again reuses how its ops were routed before, and only while
  * nothing that routing depends on changed: its ops, the transports it requires, the liveness of
  * its local segments, and the registrations its local memory came from.
  */
@@ -35,13 +35,19 @@ class ActionReuseTest {
         return p.events.stream().filter(e -> e.startsWith("submit")).count();
     }
 
+    /** The plan is kept from an action's second submit on: after this, the next submit may reuse it. */
+    private static void submitTwice(RdmaAction action) {
+        action.submitAndWait(TIMEOUT);
+        action.submit(TIMEOUT).join();
+    }
+
     @Test
     void actionSubmittedAgain_afterAnOpWasAdded_sendsTheNewOpToo() {
         StubProvider holderSide = new StubProvider("stub", 1);
         RdmaManager holder = holder(holderSide);
         RdmaRemoteBuffer remote = managers.start(new StubProvider("stub", 1)).allocate(64).join().remote();
         RdmaAction action = holder.newAction().readInto(remote, managers.arena().allocate(64));
-        action.submitAndWait(TIMEOUT);
+        submitTwice(action);
 
         RdmaResult result = action.writeFrom(remote, managers.arena().allocate(64)).submitAndWait(TIMEOUT);
 
@@ -55,6 +61,7 @@ class ActionReuseTest {
         RdmaManager holder = holder(new StubProvider("fast", 200), new StubProvider("slow", 100));
         RdmaRemoteBuffer remote = owner.allocate(64).join().remote();
         RdmaAction action = holder.newAction().readInto(remote, managers.arena().allocate(64));
+        submitTwice(action);
         assertEquals(List.of("fast"), action.submitAndWait(TIMEOUT).transports());
 
         RdmaResult result = action.requireTransport("slow").submitAndWait(TIMEOUT);
@@ -69,7 +76,7 @@ class ActionReuseTest {
         RdmaRemoteBuffer remote = managers.start(new StubProvider("stub", 1)).allocate(64).join().remote();
         Arena arena = Arena.ofShared();
         RdmaAction action = holder.newAction().readInto(remote, arena.allocate(64));
-        action.submit(TIMEOUT).join();
+        submitTwice(action);
         long sent = submits(holderSide);
         arena.close();
 
@@ -88,7 +95,7 @@ class ActionReuseTest {
         MemorySegment local = managers.arena().allocate(4096, 4096);
         RdmaRemoteBuffer mine = holder.register(local).join();
         RdmaAction action = holder.newAction().readInto(remote, local.asSlice(0, 64));
-        action.submitAndWait(TIMEOUT);
+        submitTwice(action);
         assertEquals(List.of(), holderSide.prepared, "the registration's memory was used");
         holder.release(mine).join();
 
