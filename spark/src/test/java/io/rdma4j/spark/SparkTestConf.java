@@ -25,6 +25,8 @@ final class SparkTestConf {
     static SparkConf applyTo(SparkConf conf) {
         return conf.set("spark.shuffle.manager", RdmaShuffleManager.class.getName())
                 .set("spark.executorEnv.JAVA_HOME", System.getProperty("java.home"))
-                .set("spark.executor.extraJavaOptions", "--enable-native-access=ALL-UNNAMED");
+                .set("spark.executor.extraJavaOptions", "--enable-native-access=ALL-UNNAMED"
+                        // tests on two cores: executors live seconds, C1 and one GC thread suffice
+                        + " -XX:TieredStopAtLevel=1 -XX:+UseSerialGC");
     }
 }
