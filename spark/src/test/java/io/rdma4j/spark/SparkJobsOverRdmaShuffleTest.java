@@ -128,7 +128,7 @@ class SparkJobsOverRdmaShuffleTest {
     }
 
     @Test
-    void blocksBetweenExecutorsTravelOverTheTransportRdma4jPicksForThisHost() throws InterruptedException {
+    void blocksBetweenExecutorsTravelOverTheTransportRdma4jPicksForThisHost() throws Exception {
         sums(sc);
         String expected;
         try (RdmaManager probe = RdmaManager.newBuilder().build()) {
@@ -136,7 +136,7 @@ class SparkJobsOverRdmaShuffleTest {
         }
         RdmaShuffleManager driver = (RdmaShuffleManager) SparkEnv.get().shuffleManager();
         Map<String, long[]> routes = Map.of();
-        for (int i = 0; i < 500 && !routes.containsKey(expected); i++) {   // reports are one-way messages
+        for (int i = 0; i < 3000 && !routes.containsKey(expected); i++) {  // reports are one-way messages
             Thread.sleep(10);
             routes = driver.routes();
         }
@@ -144,12 +144,13 @@ class SparkJobsOverRdmaShuffleTest {
         assertTrue(routes.get(expected)[1] > 0);
         Set<String> known = Set.of("local", "shm", "tcp", "ibverbs");
         assertTrue(known.containsAll(routes.keySet()), describe(routes));
+        sc.sc().listenerBus().waitUntilEmpty();
         assertTrue(remoteBytesRead.get() > 0, "Spark's task metrics count remote bytes read");
         assertTrue(remoteBlocksFetched.get() > 0, "Spark's task metrics count remote blocks fetched");
     }
 
     @Test
-    void aShuffleUnregisteredOnItsExecutorsIsAFetchFailureAndTheMapStageRunsAgain() {
+    void aShuffleUnregisteredOnItsExecutorsIsAFetchFailureAndTheMapStageRunsAgain() throws Exception {
         JavaPairRDD<Integer, Long> shuffled = pairs(sc).mapToPair(t -> new Tuple2<>(t._1() % 101, 1L))
                 .reduceByKey(Long::sum, 4);
         assertEquals(101, shuffled.count());
@@ -172,6 +173,7 @@ class SparkJobsOverRdmaShuffleTest {
         assertTrue(releasedBy.values().stream().mapToInt(Integer::intValue).sum() > 0, "buffers released: " + releasedBy);
         int failuresBefore = fetchFailures.get();
         Map<Integer, Long> counts = new TreeMap<>(shuffled.collectAsMap());
+        sc.sc().listenerBus().waitUntilEmpty();
         assertTrue(fetchFailures.get() > failuresBefore, "a reducer met a released buffer as a fetch failure");
         Map<Integer, Long> expected = new TreeMap<>();
         for (Tuple2<Integer, String> t : data()) {
