@@ -5,6 +5,7 @@ import io.rdma4j.ibverbs.device.PollWindow;
 import io.rdma4j.ibverbs.device.VerbsDevice;
 import io.rdma4j.ibverbs.ffi.Ibv;
 import io.rdma4j.ibverbs.queuepair.HolderQueuePairs;
+import io.rdma4j.spi.RunOnJoin;
 import io.rdma4j.spi.TransportException;
 import io.rdma4j.spi.Watchdog;
 
@@ -16,7 +17,6 @@ import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
-import java.util.concurrent.RunnableFuture;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.Function;
 import java.util.function.Supplier;
@@ -49,7 +49,7 @@ import java.util.function.Supplier;
  * <p>Errors: the first real error (not a flush that an earlier error caused) is reported with the
  * work-completion status text, and with "k of n ops failed" when several ops were submitted.
  *
- * <p>The future is a {@link RunnableFuture}: its {@code run()}, called by a thread about to wait
+ * <p>The future implements {@link RunOnJoin}: its {@code runOnJoin()}, called by a thread about to wait
  * for it, polls the devices' completion queues on that thread (one waiting thread per device at a
  * time) for up to their {@link PollWindow} after the last completion it took, so that a short op
  * completes without waking the poller or the waiting thread. A submission that succeeds tells its
@@ -132,11 +132,11 @@ public final class VerbsSubmission {
     }
 
     /**
-     * The manager's future; {@code run()} lets a thread about to wait for it poll for the
+     * The manager's future; {@code runOnJoin()} lets a thread about to wait for it poll for the
      * completions itself. Whatever completes it from outside first stops the submission and waits
      * until the device can no longer touch its memory ({@link #stopFromOutside}).
      */
-    public final class Future extends CompletableFuture<Void> implements RunnableFuture<Void> {
+    public final class Future extends CompletableFuture<Void> implements RunOnJoin {
 
         /** Cancels once nothing of the submission is in flight any more (aborting it first); see the class comment. */
         @Override
@@ -216,7 +216,7 @@ public final class VerbsSubmission {
          * a thread that finds every device taken returns at once and sleeps on the future.
          */
         @Override
-        public void run() {
+        public void runOnJoin() {
             if (isDone()) {
                 return;
             }

@@ -1,8 +1,8 @@
-package io.rdma4j.internal.ring;
+package io.rdma4j.internal.registration;
 
-import com.lmax.disruptor.PhasedBackoffWaitStrategy;
 import com.lmax.disruptor.EventHandler;
 import com.lmax.disruptor.ExceptionHandler;
+import com.lmax.disruptor.PhasedBackoffWaitStrategy;
 import com.lmax.disruptor.RingBuffer;
 import com.lmax.disruptor.Sequence;
 import com.lmax.disruptor.WaitStrategy;

@@ -1,5 +1,8 @@
-package io.rdma4j.spi;
+package io.rdma4j.internal;
 
+import io.rdma4j.spi.Deadline;
+import io.rdma4j.spi.NanoClock;
+import io.rdma4j.spi.Watchdog;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -13,9 +16,9 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-class WatchdogTest {
+class WatchdogThreadTest {
 
-    private final Watchdog watchdog = new Watchdog("test-watchdog");
+    private final WatchdogThread watchdog = new WatchdogThread("test-watchdog");
 
     @AfterEach
     void tearDown() {
@@ -71,7 +74,7 @@ class WatchdogTest {
 
     @Test
     void arm_afterTheSweeperWentIdle_wakesItAndFires() throws InterruptedException {
-        try (Watchdog eager = new Watchdog("test-watchdog-no-linger", NanoClock.SYSTEM, 0)) {
+        try (WatchdogThread eager = new WatchdogThread("test-watchdog-no-linger", NanoClock.SYSTEM, 0)) {
             CountDownLatch first = new CountDownLatch(1);
             eager.arm(0, first::countDown); // fires at once; with nothing armed the sweeper then parks for good
             assertTrue(first.await(10, TimeUnit.SECONDS));
@@ -114,7 +117,7 @@ class WatchdogTest {
     @Test
     void sweepNow_onAHandMovedClock_firesAGuardOnlyOnceItsTimeHasCome() {
         AtomicLong now = new AtomicLong();
-        try (Watchdog manual = new Watchdog("test-watchdog-manual", now::get)) {
+        try (WatchdogThread manual = new WatchdogThread("test-watchdog-manual", now::get)) {
             AtomicInteger runs = new AtomicInteger();
             manual.arm(Deadline.after(Duration.ofSeconds(5), now::get), runs::incrementAndGet);
 

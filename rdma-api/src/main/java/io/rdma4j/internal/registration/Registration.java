@@ -1,4 +1,4 @@
-package io.rdma4j.internal;
+package io.rdma4j.internal.registration;
 
 import io.rdma4j.spi.BufferAccessException;
 import io.rdma4j.spi.LocalBuffer;
