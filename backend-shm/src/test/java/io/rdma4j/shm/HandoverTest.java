@@ -8,6 +8,7 @@ import io.rdma4j.spi.ErrorCode;
 import io.rdma4j.spi.RemoteBufferRef;
 import io.rdma4j.testing.ForgedTokens;
 import io.rdma4j.testing.Managers;
+import io.rdma4j.testing.TokenRefs;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -50,14 +51,14 @@ class HandoverTest {
 
     private RemoteBufferRef allocated(RdmaManager owner) {
         RdmaRemoteBuffer token = owner.allocate(4096).join().remote();
-        return token.refFor(ShmTransportProvider.NAME);
+        return TokenRefs.refFor(token, ShmTransportProvider.NAME);
     }
 
     @Test
     void attachWithAWrongKey_isRefusedAsDenied_andCarriesNoDescriptor() throws IOException {
         RdmaManager owner = managers.start(new ShmTransportProvider());
         RdmaRemoteBuffer token = owner.allocate(4096).join().remote();
-        RemoteBufferRef forged = ForgedTokens.withWrongKey(token).refFor(ShmTransportProvider.NAME);
+        RemoteBufferRef forged = TokenRefs.refFor(ForgedTokens.withWrongKey(token), ShmTransportProvider.NAME);
 
         UnixSockets.Message reply = Handover.ask(socketOf(forged), SELF, attach(forged), TIMEOUT_NANOS);
 
@@ -94,7 +95,7 @@ class HandoverTest {
     @Test
     void attachToRegisteredMemory_isGranted_withTheTablesFilesOnly() throws IOException {
         RdmaManager owner = managers.start(new ShmTransportProvider());
-        RemoteBufferRef ref = owner.register(managers.arena().allocate(4096, 4096)).join().refFor(ShmTransportProvider.NAME);
+        RemoteBufferRef ref = TokenRefs.refFor(owner.register(managers.arena().allocate(4096, 4096)).join(), ShmTransportProvider.NAME);
 
         UnixSockets.Message reply = Handover.ask(socketOf(ref), SELF, attach(ref), TIMEOUT_NANOS);
 
