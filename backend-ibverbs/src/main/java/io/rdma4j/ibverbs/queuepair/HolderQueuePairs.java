@@ -148,11 +148,14 @@ public final class HolderQueuePairs {
      * @return how many queue pairs left service, or -1 when there was no group to forget
      */
     public int retireOwner(HolderSweep.Owner gone, String why) {
-        return lifecycle.underDevice(() -> {
+        lifecycle.enterDeviceStep();
+        try {
             int n = lifecycle.isClosed() ? -1 : retire(k -> k.ownerIncarnation().equals(gone), why);
             created.removeIf(VerbsConnection::isDestroyed);
             return n;
-        });
+        } finally {
+            lifecycle.leaveDeviceStep();
+        }
     }
 
     /**
@@ -223,32 +226,35 @@ public final class HolderQueuePairs {
         String peer = peerDevice + " of " + owner;
         QueuePair qp = null;
         int psn = random.nextInt(1 << 24);
+        lifecycle.enterDeviceStep();
         try {
-            qp = lifecycle.underDevice(() -> {
-                lifecycle.requireOpen();
-                QueuePair made = QueuePairLifecycle.newQueuePair(device, tuning);
-                try {
-                    made.modifyToInit(VerbsDevice.PORT, 0, QueuePairLifecycle.QP_ACCESS);
-                } catch (RuntimeException e) {
-                    QueuePairLifecycle.closeQuietly(made);
-                    throw e;
-                }
-                handshaking.add(made);
-                return made;
-            });
+            lifecycle.requireOpen();
+            qp = QueuePairLifecycle.newQueuePair(device, tuning);
+            qp.modifyToInit(VerbsDevice.PORT, 0, QueuePairLifecycle.QP_ACCESS);
+            handshaking.add(qp);
         } catch (RuntimeException e) {
+            if (qp != null) {
+                QueuePairLifecycle.closeQuietly(qp);
+            }
             return CompletableFuture.failedFuture(new TransportException(TransportException.Kind.INTERNAL,
                     "ibverbs could not create a queue pair on " + device.name + " for " + peer + ": " + e.getMessage(), e));
+        } finally {
+            lifecycle.leaveDeviceStep();
         }
         QueuePair mine = qp;
         VerbsWire.Handshake request = new VerbsWire.Handshake(incarnation, ownerIncarnation, peerDevice, slot,
                 new VerbsWire.Endpoint(device.name, qp.number(), psn, device.gid, device.port.lid(), device.port.activeMtu()));
         return context.control().request(owner, request.encode(), Deadline.after(qpInitTimeout, context.clock()))
-                .handle((reply, t) -> lifecycle.underDevice(() -> {
-                    VerbsConnection c = completeHandshake(device, mine, psn, peer, reply, t);
-                    retirePredecessors(owner, ownerIncarnation);
-                    return c;
-                }));
+                .handle((reply, t) -> {
+                    lifecycle.enterDeviceStep();
+                    try {
+                        VerbsConnection c = completeHandshake(device, mine, psn, peer, reply, t);
+                        retirePredecessors(owner, ownerIncarnation);
+                        return c;
+                    } finally {
+                        lifecycle.leaveDeviceStep();
+                    }
+                });
     }
 
     /**

@@ -74,9 +74,10 @@ public final class OwnerQueuePairs {
      * ({@link AcceptedQueuePairs#retireGone}), or this side closed (close destroyed them).
      */
     public void retireGone(AcceptedQueuePairs.Holder gone, String why) {
-        lifecycle.underDevice(() -> {
+        lifecycle.enterDeviceStep();
+        try {
             if (lifecycle.isClosed()) {
-                return null;
+                return;
             }
             List<QueuePair> retired = accepted.retireGone(gone);
             if (!retired.isEmpty()) {
@@ -84,8 +85,9 @@ public final class OwnerQueuePairs {
                         + "queue pair(s) are destroyed", gone.incarnation(), gone.endpoint(), why, retired.size());
                 destroyRetired(retired, "its holder is gone");
             }
-            return null;
-        });
+        } finally {
+            lifecycle.leaveDeviceStep();
+        }
     }
 
     /** Destroys accepted queue pairs the books took out of service, under the read side of the lifecycle. */
@@ -116,7 +118,8 @@ public final class OwnerQueuePairs {
                     + ": that manager is gone from this endpoint (stale token)");
         }
         accepted.requireCurrent(holder, key.holderIncarnation());
-        return lifecycle.underDevice(() -> {
+        lifecycle.enterDeviceStep();
+        try {
             lifecycle.requireOpen();
             QueuePair qp = QueuePairLifecycle.newQueuePair(device, tuning);
             int psn = random.nextInt(1 << 24);
@@ -135,7 +138,9 @@ public final class OwnerQueuePairs {
             return new VerbsWire.Handshake(incarnation, request.fromIncarnation(), remote.device(), request.slot(),
                     new VerbsWire.Endpoint(device.name, qp.number(), psn, device.gid, device.port.lid(), device.port.activeMtu()))
                     .encode();
-        });
+        } finally {
+            lifecycle.leaveDeviceStep();
+        }
     }
 
     /** Under the write side of the lifecycle, once. */

@@ -12,14 +12,14 @@ import io.rdma4j.ibverbs.ffi.ReadyToSend;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
-import java.util.function.Supplier;
 
 /**
  * What the holder side ({@link HolderQueuePairs}) and the owner side ({@link OwnerQueuePairs}) of one
  * transport share: the close of their queue pairs, and how a queue pair is created and connected.
  *
  * <p><b>Close.</b> Every step that touches a device (creating, connecting or destroying a queue
- * pair) runs under the read side of one lock ({@link #underDevice}); {@link #close} takes the write
+ * pair) runs under the read side of one lock ({@link #enterDeviceStep}, {@link #leaveDeviceStep});
+ * {@link #close} takes the write
  * side, so it waits for those steps and they never start after it: a handshake whose reply comes
  * after close finds its queue pair destroyed by close and touches nothing native. Close destroys
  * every queue pair of both sides exactly once (each side registers how, {@link #onClose}), before
@@ -44,14 +44,18 @@ public final class QueuePairLifecycle implements AutoCloseable {
         destroyers.add(destroyEverything);
     }
 
-    /** Runs {@code step} under the read side: close waits for it, and it sees {@link #isClosed} as close left it. */
-    <T> T underDevice(Supplier<T> step) {
+    /**
+     * Takes the read side for a step that touches a device: close waits for it, and it sees
+     * {@link #isClosed} as close left it. Always paired with {@link #leaveDeviceStep} in a
+     * {@code finally}.
+     */
+    void enterDeviceStep() {
         lock.readLock().lock();
-        try {
-            return step.get();
-        } finally {
-            lock.readLock().unlock();
-        }
+    }
+
+    /** Lets go of the read side taken by {@link #enterDeviceStep}. */
+    void leaveDeviceStep() {
+        lock.readLock().unlock();
     }
 
     boolean isClosed() {
