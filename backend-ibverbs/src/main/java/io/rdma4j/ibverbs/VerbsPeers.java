@@ -184,7 +184,7 @@ final class VerbsPeers implements AutoCloseable {
                     CompletableFuture<VerbsConnection> f = e.getValue().slots.get(i);
                     if (f != null && !f.isCompletedExceptionally()) {
                         n++;
-                        f.thenAccept(c -> c.breakDown(why));
+                        f.thenAccept(c -> c.breakDownPeerGone(why));
                     }
                 }
             }

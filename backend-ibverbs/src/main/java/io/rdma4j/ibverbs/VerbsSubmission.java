@@ -43,7 +43,10 @@ import java.util.function.Supplier;
  * peer gone) still fails every op on the queue pair.
  *
  * <p>Errors: the first real error (not a flush that an earlier error caused) is reported with the
- * work-completion status text, and with "k of n ops failed" when several ops were submitted.
+ * work-completion status text, and with "k of n ops failed" when several ops were submitted. A
+ * chunk flushed or refused on a queue pair retired because its peer is gone (the liveness sweep's
+ * proof, or another incarnation at the peer's endpoint) fails as unreachable, as one whose
+ * transport retries ran out does.
  *
  * <p>The future is a {@link RunnableFuture}: its {@code run()}, called by a thread about to wait
  * for it, polls the devices' completion queues on that thread (one waiting thread per device at a
@@ -384,8 +387,9 @@ final class VerbsSubmission {
             return new TransportException(TransportException.Kind.REMOTE_ACCESS, what
                     + "; the owner's memory region refused it (buffer released, or range outside it)");
         }
-        if (status == Ibv.IBV_WC_RETRY_EXC_ERR) {
-            return new TransportException(TransportException.Kind.PEER_UNREACHABLE, what);
+        if (status == Ibv.IBV_WC_RETRY_EXC_ERR
+                || (status == Ibv.IBV_WC_WR_FLUSH_ERR || status == -1) && c.connection != null && c.connection.peerGone()) {
+            return new TransportException(TransportException.Kind.PEER_UNREACHABLE, what);     // the peer is gone, however it showed
         }
         return new TransportException(TransportException.Kind.INTERNAL, what);
     }
