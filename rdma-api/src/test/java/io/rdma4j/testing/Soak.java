@@ -378,14 +378,15 @@ public final class Soak {
 
     /**
      * This process's platform threads (fork-join pools' workers left out, the common pool's and the
-     * carriers of virtual threads: the JDK starts and ends them on its own), and its open file descriptors other than files read from disk (class path
+     * carriers of virtual threads, and the reapers of child processes: the JDK starts and ends
+     * them on its own), and its open file descriptors other than files read from disk (class path
      * jars, libraries), by kind: {@code fds.socket}, {@code fds.anon_inode:[...]}, {@code fds./dev/...},
      * {@code fds.memfd}, {@code fds.pipe}.
      */
     public static Map<String, Long> processResources() throws IOException {
         Map<String, Long> r = new TreeMap<>();
         r.put("threads", Thread.getAllStackTraces().keySet().stream()
-                .filter(t -> !t.getName().matches("ForkJoinPool.*-worker-\\d+")).count());
+                .filter(t -> !t.getName().matches("ForkJoinPool.*-worker-\\d+|process reaper")).count());
         try (Stream<Path> fds = Files.list(Path.of("/proc/self/fd"))) {
             for (Path fd : fds.toList()) {
                 String target;
