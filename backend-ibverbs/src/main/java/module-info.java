@@ -2,5 +2,5 @@
 module io.rdma4j.ibverbs {
     requires io.rdma4j.spi;
 
-    provides io.rdma4j.spi.TransportProvider with io.rdma4j.ibverbs.IbverbsTransportProvider;
+    provides io.rdma4j.spi.TransportProvider with io.rdma4j.ibverbs.VerbsTransportProvider;
 }

@@ -1,6 +1,7 @@
 package io.rdma4j;
 
 import io.rdma4j.internal.Errors;
+import io.rdma4j.spi.RunOnJoin;
 import io.rdma4j.spi.TransportException;
 import io.rdma4j.spi.Watchdog;
 
@@ -11,7 +12,6 @@ import java.util.Map;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
-import java.util.concurrent.RunnableFuture;
 
 /**
  * The future of a submitted action, handed to the caller as it is (no wrapping future per
@@ -66,8 +66,8 @@ final class ActionFuture extends CompletableFuture<RdmaResult> {
     }
 
     /**
-     * For each transport whose future is a {@link RunnableFuture}, calls its {@code run()}: by the
-     * {@link io.rdma4j.spi.Transport#submit} contract it does, on the calling thread, the work
+     * For each transport whose future implements {@link RunOnJoin}, calls {@link RunOnJoin#runOnJoin()}:
+     * by its contract it does, on the calling thread, the work
      * that no thread has started yet, or helps for a short while with work in progress (the verbs
      * transport polls for its completions), and returns. It calls it on a done future too: a
      * transport may learn from the call that its caller waits for its futures (TCP then stops
@@ -75,8 +75,8 @@ final class ActionFuture extends CompletableFuture<RdmaResult> {
      */
     void help() {
         for (ActionGroup g = groups; g != null; g = g.next) {
-            if (g.running instanceof RunnableFuture<?> work) {
-                work.run();
+            if (g.running instanceof RunOnJoin work) {
+                work.runOnJoin();
             }
         }
     }

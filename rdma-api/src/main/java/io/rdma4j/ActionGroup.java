@@ -44,6 +44,12 @@ final class ActionGroup implements BiConsumer<Object, Throwable> {
         this.maxOps = maxOps;
     }
 
+    /** A group of ops routed before ({@link Dispatcher.Plan}), already sealed. */
+    ActionGroup(OpenTransport transport, int rank, List<TransportOp> sealed) {
+        this(transport, rank, sealed.size());
+        this.ops = sealed;
+    }
+
     void add(TransportOp op) {
         if (first == null) {
             first = op;

@@ -4,8 +4,8 @@ import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
 import io.rdma4j.internal.Errors;
 import io.rdma4j.internal.LocalMemoryCache;
-import io.rdma4j.internal.Registration;
-import io.rdma4j.internal.RegistrationTable;
+import io.rdma4j.internal.registration.Registration;
+import io.rdma4j.internal.registration.RegistrationTable;
 import io.rdma4j.spi.Deadline;
 import io.rdma4j.spi.LocalMemory;
 import io.rdma4j.spi.NanoClock;
@@ -87,15 +87,15 @@ final class Dispatcher {
      * @return an {@link ActionFuture} once the ops were handed to their transports; a failed future
      *         when they could not be routed
      */
-    CompletableFuture<RdmaResult> submit(List<RdmaAction.Op> ops, Set<String> required, Duration timeout,
-                                         boolean wantResult) {
+    CompletableFuture<RdmaResult> submit(RdmaAction action, List<RdmaAction.Op> ops, Set<String> required,
+                                         Duration timeout, boolean wantResult) {
         Deadline deadline = Deadline.after(timeout, clock);
         if (ops.isEmpty()) {
             return CompletableFuture.completedFuture(wantResult ? RdmaResult.EMPTY : null);
         }
         ActionGroup groups;
         try {
-            groups = groups(ops, required);
+            groups = groups(action, ops, required);
         } catch (RuntimeException e) {
             return CompletableFuture.failedFuture(e);
         }
@@ -106,12 +106,12 @@ final class Dispatcher {
      * The blocking form of {@link #submit}: ops that all go to one transport run on the calling
      * thread; ops spread over several transports still run in parallel, and the caller waits for all.
      */
-    RdmaResult submitAndWait(List<RdmaAction.Op> ops, Set<String> required, Duration timeout) {
+    RdmaResult submitAndWait(RdmaAction action, List<RdmaAction.Op> ops, Set<String> required, Duration timeout) {
         Deadline deadline = Deadline.after(timeout, clock);
         if (ops.isEmpty()) {
             return RdmaResult.EMPTY;
         }
-        ActionGroup g = groups(ops, required);
+        ActionGroup g = groups(action, ops, required);
         if (g.next != null) {
             try {
                 return run(g, deadline, timeout, true).join();
@@ -212,6 +212,92 @@ final class Dispatcher {
             }
         }
         return new RdmaResult(names, ops, bytes, Duration.ofNanos(Math.max(0, endNanos - startNanos)));
+    }
+
+    /**
+     * {@link #groups(List, Set)}, or the groups of {@code action}'s last submit when nothing they
+     * depend on changed since: its ops and required transports (a change drops the plan), and the
+     * manager's registrations (the plan names their prepared local memory). Then an op costs one
+     * check that its local segment is alive, and nothing is allocated per op. The plan is made at
+     * an action's second routing, so that actions submitted once do not pay for it.
+     */
+    private ActionGroup groups(RdmaAction action, List<RdmaAction.Op> ops, Set<String> required) {
+        long releases = table.releases();
+        Plan plan = action.plan;
+        if (plan != null && plan.required == required && plan.releases == releases) {
+            return plan.groups();
+        }
+        ActionGroup head = groups(ops, required);
+        if (action.routedBefore) {      // an action submitted once only (most made by read/write) keeps no plan
+            action.plan = Plan.of(head, required, releases);
+        }
+        action.routedBefore = true;
+        return head;
+    }
+
+    /**
+     * An action's routed, sealed ops per transport, kept in the action for its next submit. Only
+     * groups that took nothing from a transport's local-memory cache are kept (such an entry is
+     * held for one submit only); the op lists are immutable and shared by the submits.
+     */
+    static final class Plan {
+        private final Set<String> required;
+        private final long releases;
+        private final OpenTransport[] transports;
+        private final int[] ranks;
+        private final List<List<TransportOp>> ops;
+
+        private Plan(Set<String> required, long releases, OpenTransport[] transports, int[] ranks,
+                     List<List<TransportOp>> ops) {
+            this.required = required;
+            this.releases = releases;
+            this.transports = transports;
+            this.ranks = ranks;
+            this.ops = ops;
+        }
+
+        /** The plan of freshly built groups, or null when one of them holds cached local memory. */
+        static Plan of(ActionGroup head, Set<String> required, long releases) {
+            int n = 0;
+            for (ActionGroup g = head; g != null; g = g.next) {
+                if (g.held != null) {
+                    return null;
+                }
+                n++;
+            }
+            OpenTransport[] transports = new OpenTransport[n];
+            int[] ranks = new int[n];
+            List<List<TransportOp>> ops = new ArrayList<>(n);
+            int i = 0;
+            for (ActionGroup g = head; g != null; g = g.next, i++) {
+                transports[i] = g.transport;
+                ranks[i] = g.rank;
+                ops.add(g.ops);
+            }
+            return new Plan(required, releases, transports, ranks, ops);
+        }
+
+        /** Fresh groups over the kept ops; throws when a local segment's arena was closed since. */
+        ActionGroup groups() {
+            ActionGroup head = null;
+            ActionGroup tail = null;
+            for (int i = 0; i < transports.length; i++) {
+                List<TransportOp> list = ops.get(i);
+                for (int j = 0, n = list.size(); j < n; j++) {
+                    if (!list.get(j).local().scope().isAlive()) {
+                        throw new IllegalStateException("the arena of a local segment was closed before submit");
+                    }
+                }
+                ActionGroup g = new ActionGroup(transports[i], ranks[i], list);
+                if (tail == null) {
+                    head = g;
+                } else {
+                    tail.next = g;
+                }
+                tail = g;
+            }
+            return head;
+        }
     }
 
     /**

@@ -1,9 +1,9 @@
 package io.rdma4j;
 
 import io.rdma4j.internal.Errors;
-import io.rdma4j.internal.RegistrationTable;
 import io.rdma4j.internal.control.ControlClient;
 import io.rdma4j.internal.control.ControlService;
+import io.rdma4j.internal.registration.RegistrationTable;
 import io.rdma4j.spi.ControlChannel;
 import io.rdma4j.spi.Deadline;
 import io.rdma4j.spi.Endpoint;

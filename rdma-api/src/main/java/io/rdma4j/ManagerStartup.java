@@ -1,26 +1,27 @@
 package io.rdma4j;
 
-import io.rdma4j.internal.RegistrationTable;
 import io.rdma4j.internal.ResolvedSettings;
+import io.rdma4j.internal.WatchdogThread;
 import io.rdma4j.internal.control.ControlClient;
 import io.rdma4j.internal.control.ControlServer;
-import io.rdma4j.internal.ring.RegistrationRing;
+import io.rdma4j.internal.registration.RegistrationRing;
+import io.rdma4j.internal.registration.RegistrationTable;
+import io.rdma4j.spi.Availability;
 import io.rdma4j.spi.ControlChannel;
 import io.rdma4j.spi.Endpoint;
 import io.rdma4j.spi.NanoClock;
-import io.rdma4j.spi.Settings;
 import io.rdma4j.spi.RegistrationLookup;
-import io.rdma4j.spi.Watchdog;
-import io.rdma4j.spi.Availability;
 import io.rdma4j.spi.Setting;
+import io.rdma4j.spi.Settings;
 import io.rdma4j.spi.Transport;
 import io.rdma4j.spi.TransportContext;
 import io.rdma4j.spi.TransportProvider;
+import io.rdma4j.spi.Watchdog;
 
+import java.io.IOException;
 import java.lang.System.Logger.Level;
 import java.net.InetAddress;
 import java.net.UnknownHostException;
-import java.io.IOException;
 import java.security.SecureRandom;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -167,9 +168,9 @@ final class ManagerStartup {
         }
         Endpoint endpoint = new Endpoint(advertised, server.localAddress().getPort());
         control.endpoint(endpoint);
-        Watchdog watchdog;
+        WatchdogThread watchdog;
         try {
-            watchdog = new Watchdog("rdma4j-deadlines-" + endpoint.port(), b.clock);
+            watchdog = new WatchdogThread("rdma4j-deadlines-" + endpoint.port(), b.clock);
         } catch (RuntimeException | Error e) {
             server.close();
             throw e;

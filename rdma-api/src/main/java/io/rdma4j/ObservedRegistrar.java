@@ -1,8 +1,8 @@
 package io.rdma4j;
 
 import io.rdma4j.internal.Errors;
-import io.rdma4j.internal.RegistrationTable;
-import io.rdma4j.internal.ring.RegistrationRing;
+import io.rdma4j.internal.registration.RegistrationRing;
+import io.rdma4j.internal.registration.RegistrationTable;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;

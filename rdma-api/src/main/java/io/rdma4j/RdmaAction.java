@@ -50,6 +50,14 @@ public final class RdmaAction {
     private final List<Op> ops = new ArrayList<>(1);
     private volatile boolean submitting;
     private Set<String> required;
+    /**
+     * How the dispatcher routed these ops last time, reused while the ops, {@link #required} and
+     * the manager's registrations do not change; null until the first submit and after a change.
+     * Read and written only during a submit call (guarded by {@link #submitting}).
+     */
+    Dispatcher.Plan plan;
+    /** Whether the dispatcher routed these ops before: the plan is kept from the second time on. */
+    boolean routedBefore;
 
     RdmaAction(RdmaManager manager) {
         this.manager = manager;
@@ -110,6 +118,7 @@ public final class RdmaAction {
 
     private RdmaAction add(Op op) {
         ops.add(op);
+        plan = null;
         return this;
     }
 
@@ -133,6 +142,7 @@ public final class RdmaAction {
             throw new IllegalStateException("cannot change an action that is currently being submitted");
         }
         required = Set.copyOf(List.of(names));
+        plan = null;
         return this;
     }
 
@@ -192,7 +202,7 @@ public final class RdmaAction {
         }
         CompletableFuture<RdmaResult> f;
         try {
-            f = manager.submit(ops, required, timeout, wantResult); // read during the call; no op is added while submitting
+            f = manager.submit(this, ops, required, timeout, wantResult); // read during the call; no op is added while submitting
         } catch (RuntimeException e) {
             submitting = false;
             throw e;
@@ -235,7 +245,7 @@ public final class RdmaAction {
             throw new IllegalStateException("this action is currently being submitted");
         }
         try {
-            return manager.submitAndWait(ops, required, timeout); // read during the call; no op is added while submitting
+            return manager.submitAndWait(this, ops, required, timeout); // read during the call; no op is added while submitting
         } finally {
             submitting = false;
         }

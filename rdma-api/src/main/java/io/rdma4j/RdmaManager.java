@@ -2,16 +2,16 @@ package io.rdma4j;
 
 import io.rdma4j.internal.Errors;
 import io.rdma4j.internal.LocalMemorySweeper;
-import io.rdma4j.internal.RegistrationTable;
 import io.rdma4j.internal.ResolvedSettings;
+import io.rdma4j.internal.WatchdogThread;
 import io.rdma4j.internal.control.ControlClient;
 import io.rdma4j.internal.control.ControlServer;
-import io.rdma4j.internal.ring.RegistrationRing;
+import io.rdma4j.internal.registration.RegistrationRing;
+import io.rdma4j.internal.registration.RegistrationTable;
 import io.rdma4j.spi.Deadline;
 import io.rdma4j.spi.Endpoint;
 import io.rdma4j.spi.Setting;
 import io.rdma4j.spi.TransportProvider;
-import io.rdma4j.spi.Watchdog;
 
 import java.lang.System.Logger.Level;
 import java.lang.foreign.Arena;
@@ -22,8 +22,8 @@ import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import java.util.Set;
 import java.util.ServiceLoader;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicBoolean;
 
@@ -71,7 +71,7 @@ public final class RdmaManager implements AutoCloseable {
     private final ControlServer controlServer;
     private final ControlClient controlClient;
     private final Endpoint controlEndpoint;
-    private final Watchdog watchdog;
+    private final WatchdogThread watchdog;
     private final RegistrationRing ring;
     private final Dispatcher dispatcher;
     private final ManagerStats stats;
@@ -82,7 +82,7 @@ public final class RdmaManager implements AutoCloseable {
     /** The started parts of a manager; assigning them starts nothing and publishes nothing. */
     record Parts(ResolvedSettings settings, byte[] incarnation, RegistrationTable table,
                          List<OpenTransport> transports, ManagerControl control, ControlServer controlServer,
-                         ControlClient controlClient, Endpoint controlEndpoint, Watchdog watchdog,
+                         ControlClient controlClient, Endpoint controlEndpoint, WatchdogThread watchdog,
                          RegistrationRing ring, Dispatcher dispatcher, ManagerStats stats, List<TransportInfo> discovered) {
     }
 
@@ -319,18 +319,19 @@ public final class RdmaManager implements AutoCloseable {
         return newAction().writeFrom(remote, local).submit(timeout);
     }
 
-    CompletableFuture<RdmaResult> submit(List<RdmaAction.Op> ops, Set<String> required, Duration timeout, boolean wantResult) {
+    CompletableFuture<RdmaResult> submit(RdmaAction action, List<RdmaAction.Op> ops, Set<String> required,
+                                         Duration timeout, boolean wantResult) {
         if (closed.get() && !ops.isEmpty()) {
             return CompletableFuture.failedFuture(closedError());
         }
-        return dispatcher.submit(ops, required, timeout, wantResult);
+        return dispatcher.submit(action, ops, required, timeout, wantResult);
     }
 
-    RdmaResult submitAndWait(List<RdmaAction.Op> ops, Set<String> required, Duration timeout) {
+    RdmaResult submitAndWait(RdmaAction action, List<RdmaAction.Op> ops, Set<String> required, Duration timeout) {
         if (closed.get() && !ops.isEmpty()) {
             throw closedError();
         }
-        return dispatcher.submitAndWait(ops, required, timeout);
+        return dispatcher.submitAndWait(action, ops, required, timeout);
     }
 
     /**

@@ -1,8 +1,8 @@
 package io.rdma4j;
 
-import io.rdma4j.internal.Registration;
-import io.rdma4j.internal.RegistrationTable;
-import io.rdma4j.internal.ring.RegistrationRing;
+import io.rdma4j.internal.registration.Registration;
+import io.rdma4j.internal.registration.RegistrationRing;
+import io.rdma4j.internal.registration.RegistrationTable;
 import io.rdma4j.spi.Endpoint;
 import io.rdma4j.spi.LocalMemory;
 import io.rdma4j.spi.Registered;

@@ -1,7 +1,7 @@
 package io.rdma4j;
 
+import io.rdma4j.internal.WatchdogThread;
 import io.rdma4j.internal.control.ControlServer;
-import io.rdma4j.spi.Watchdog;
 
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -43,7 +43,7 @@ final class SharedManager {
     }
 
     /** Keeps the control endpoint of a manager that failed to start up, answering probes, and its watchdog. */
-    static void linger(ControlServer server, Watchdog watchdog) {
+    static void linger(ControlServer server, WatchdogThread watchdog) {
         LINGERING.add(() -> {
             server.close();
             watchdog.close();

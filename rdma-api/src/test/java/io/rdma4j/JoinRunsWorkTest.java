@@ -1,8 +1,8 @@
 package io.rdma4j;
 
 import io.rdma4j.testing.Managers;
-import io.rdma4j.testing.StubProvider;
 import io.rdma4j.testing.StubProvider.SubmitMode;
+import io.rdma4j.testing.StubProvider;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -19,7 +19,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * A transport whose future is a {@link java.util.concurrent.RunnableFuture} has its pending work run
+ * A transport whose future implements {@link io.rdma4j.spi.RunOnJoin} has its pending work run
  * by the thread that joins the action's future, instead of waking one of its own threads for it.
  */
 @Timeout(30) // without the join hook these hang: fail instead

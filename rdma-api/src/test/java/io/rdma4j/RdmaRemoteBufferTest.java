@@ -2,6 +2,7 @@ package io.rdma4j;
 
 import io.rdma4j.spi.Endpoint;
 import io.rdma4j.spi.RemoteBufferRef;
+import io.rdma4j.testing.TokenRefs;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
@@ -87,6 +88,16 @@ class RdmaRemoteBufferTest {
     @Test
     void refFor_absentTransport_rejected() {
         assertThrows(IllegalArgumentException.class, () -> sample().refFor("efa"));
+    }
+
+    @Test
+    void testJarTokenRefs_readFromTheWireForm_equalTheManagersRefFor_forWholeBuffersAndSlices() {
+        for (RdmaRemoteBuffer t : List.of(sample(), sample().slice(64, 32), token(Map.of("tcp", bytes(3, 1), "x", bytes(0, 0))))) {
+            for (String transport : t.transports()) {
+                assertEquals(t.refFor(transport), TokenRefs.refFor(t, transport), t + " for " + transport);
+            }
+        }
+        assertThrows(IllegalArgumentException.class, () -> TokenRefs.refFor(sample(), "efa"));
     }
 
     @Test

@@ -93,7 +93,7 @@ public sealed interface DeviceTarget permits DeviceTarget.Cpu, DeviceTarget.Gpu,
 
     /**
      * Parses a configured value: trims it, and treats an empty value as "unset" (automatic
-     * device selection). This is the parser of {@link IbverbsSettings#TARGET}.
+     * device selection). This is the parser of {@link VerbsSettings#TARGET}.
      *
      * @param text the configured text
      * @return the target, or empty when {@code text} is blank

@@ -69,7 +69,7 @@ public sealed interface PeerAffinity permits PeerAffinity.Any, PeerAffinity.Matc
      * {@link Any}, {@code match_name} means {@link MatchName}, and {@code groups:} is followed by
      * {@code |}-separated groups of {@code ,}-separated names (names are trimmed, empty names
      * dropped). Keywords are case-sensitive. This is the parser of
-     * {@link IbverbsSettings#PEER_AFFINITY}.
+     * {@link VerbsSettings#PEER_AFFINITY}.
      *
      * @param text the policy
      * @return the policy

@@ -1,7 +1,18 @@
 package io.rdma4j.ibverbs;
 
+import io.rdma4j.ibverbs.device.DeviceChoice;
+import io.rdma4j.ibverbs.device.VerbsDevice;
 import io.rdma4j.ibverbs.ffi.Ibv;
 import io.rdma4j.ibverbs.ffi.MemoryRegion;
+import io.rdma4j.ibverbs.liveness.HolderSweep;
+import io.rdma4j.ibverbs.liveness.OwnerSweep;
+import io.rdma4j.ibverbs.posting.Stripes;
+import io.rdma4j.ibverbs.posting.VerbsConnection;
+import io.rdma4j.ibverbs.posting.VerbsSubmission;
+import io.rdma4j.ibverbs.queuepair.HolderQueuePairs;
+import io.rdma4j.ibverbs.queuepair.OwnerQueuePairs;
+import io.rdma4j.ibverbs.queuepair.PeerGroup;
+import io.rdma4j.ibverbs.queuepair.QueuePairLifecycle;
 import io.rdma4j.spi.BufferAccessException;
 import io.rdma4j.spi.Deadline;
 import io.rdma4j.spi.Endpoint;
@@ -25,6 +36,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.OptionalInt;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
@@ -41,7 +53,7 @@ import java.util.concurrent.ConcurrentHashMap;
  * PeerAffinity#pairs}, only pairs the policy allows). Large ops are striped over every route.
  *
  * <p><b>Queue pairs.</b> {@code rdma.ibverbs.qpsPerPeer} RC queue pairs per (local device, peer
- * manager endpoint, peer device), each created on first use ({@link VerbsPeers}). An op of at
+ * manager endpoint, peer device), each created on first use ({@link HolderQueuePairs}). An op of at
  * least two minimum stripes is striped across them ({@link Stripes}); smaller ops take turns.
  *
  * <p><b>What is checked, and where.</b> RDMA is one-sided: the owner's CPU does not see reads and
@@ -52,14 +64,14 @@ import java.util.concurrent.ConcurrentHashMap;
  * a remote access error ({@link TransportException.Kind#REMOTE_ACCESS}); an owner restarted on the
  * same endpoint has new regions and queue pairs, so stale queue pairs fail (retry exceeded).
  */
-final class VerbsTransport implements Transport {
+public final class VerbsTransport implements Transport {
 
-    private static final int QP_ACCESS = VerbsPeers.QP_ACCESS;
+    private static final int QP_ACCESS = QueuePairLifecycle.QP_ACCESS;
     private static final System.Logger LOG = System.getLogger(VerbsTransport.class.getName());
 
     /**
      * One way to a registration: local device number {@code localIndex} paired with one of the
-     * owner's regions; {@code peers} names the queue pairs that lead there ({@link VerbsPeers#group}).
+     * owner's regions; {@code peers} names the queue pairs that lead there ({@link HolderQueuePairs#group}).
      */
     record Route(VerbsDevice local, int localIndex, VerbsWire.RemoteMr remote, PeerGroup.Key peers) {
     }
@@ -76,9 +88,11 @@ final class VerbsTransport implements Transport {
     private final PeerAffinity affinity;
     private final Duration qpInitTimeout;
     private final VerbsTuning tuning;
-    private final VerbsPeers peers;
-    private final PassiveSweep sweep;
-    private final ActiveSweep activeSweep;
+    private final QueuePairLifecycle queuePairs = new QueuePairLifecycle();
+    private final HolderQueuePairs holderSide;
+    private final OwnerQueuePairs ownerSide;
+    private final OwnerSweep ownerSweep;
+    private final HolderSweep holderSweep;
     private final Map<Long, List<MemoryRegion>> registrations = new ConcurrentHashMap<>();
     /** How long an abort waits for the flush before it destroys the queue pairs ({@link VerbsSubmission}). */
     private volatile long flushBoundNanos = VerbsSubmission.FLUSH_BOUND_NANOS;
@@ -89,22 +103,23 @@ final class VerbsTransport implements Transport {
         this.devices = List.copyOf(devices);
         this.deviceArray = devices.toArray(VerbsDevice[]::new);
         this.deviceNames = devices.stream().map(d -> d.name).toList();
-        this.affinity = context.settings().get(IbverbsSettings.PEER_AFFINITY);
-        this.qpInitTimeout = context.settings().get(IbverbsSettings.QP_INIT_TIMEOUT);
+        this.affinity = context.settings().get(VerbsSettings.PEER_AFFINITY);
+        this.qpInitTimeout = context.settings().get(VerbsSettings.QP_INIT_TIMEOUT);
         for (VerbsDevice d : devices) {
             tuning = tuning.clampTo(d.name, d.attributes, d.cq.entries(), note -> LOG.log(System.Logger.Level.INFO, note));
         }
         this.tuning = tuning;
-        this.peers = new VerbsPeers(context, this.tuning, qpInitTimeout, this::ownerAdded);
-        Duration check = context.settings().get(IbverbsSettings.PEER_CHECK_INTERVAL);
-        Duration silence = context.settings().get(IbverbsSettings.PEER_SILENCE_LIMIT);
-        this.sweep = new PassiveSweep(context, peers, check, silence);
-        this.activeSweep = new ActiveSweep(context, peers, check, silence);
+        this.holderSide = new HolderQueuePairs(context, this.tuning, qpInitTimeout, this::ownerAdded, queuePairs);
+        this.ownerSide = new OwnerQueuePairs(context, this.tuning, queuePairs);
+        Duration check = context.settings().get(VerbsSettings.PEER_CHECK_INTERVAL);
+        Duration silence = context.settings().get(VerbsSettings.PEER_SILENCE_LIMIT);
+        this.ownerSweep = new OwnerSweep(context, ownerSide, check, silence);
+        this.holderSweep = new HolderSweep(context, holderSide, check, silence);
     }
 
     static VerbsTransport open(TransportContext context) {
         VerbsTuning tuning = VerbsTuning.of(context.settings());
-        List<VerbsDevice> devices = VerbsDevice.openChosen(context.settings().get(IbverbsSettings.TARGET),
+        List<VerbsDevice> devices = VerbsDevice.openChosen(context.settings().get(VerbsSettings.TARGET),
                 tuning.completionQueueEntries(), tuning.busyPollNanos());
         try {
             VerbsTransport t = new VerbsTransport(context, devices, tuning);
@@ -118,7 +133,7 @@ final class VerbsTransport implements Transport {
 
     @Override
     public String name() {
-        return IbverbsTransportProvider.NAME;
+        return VerbsTransportProvider.NAME;
     }
 
     /** Registers {@code segment} on every device of this transport; on failure deregisters what it registered. */
@@ -202,7 +217,7 @@ final class VerbsTransport implements Transport {
     @Override
     public CompletableFuture<Void> submit(List<TransportOp> ops, Deadline deadline) {
         VerbsSubmission s = new VerbsSubmission(ops.size(), deviceArray, context.watchdog(), flushBoundNanos,
-                c -> peers.connection(c.group, c.slot));
+                c -> holderSide.connection(c.group, c.slot));
         if (closed) {
             s.future.completeExceptionally(new TransportException(TransportException.Kind.INTERNAL, "the ibverbs transport is closed"));
             return s.future;
@@ -256,7 +271,7 @@ final class VerbsTransport implements Transport {
         List<Route> routes = remote.routes();
         int laneCount = routes.size() * tuning.qpsPerPeer();
         int stripes = Stripes.count(length, laneCount, tuning.minStripeBytes());
-        PeerGroup first = peers.group(routes.getFirst().peers());
+        PeerGroup first = holderSide.group(routes.getFirst().peers());
         int firstLane = first.firstSlot(stripes);
         Route[] via = new Route[stripes];
         Lane[] where = new Lane[stripes];
@@ -266,8 +281,8 @@ final class VerbsTransport implements Transport {
             int lane = Math.floorMod(firstLane + i, laneCount);
             int route = lane % routes.size();
             via[i] = routes.get(route);
-            where[i] = new Lane(route == 0 ? first : peers.group(via[i].peers()), lane / routes.size());
-            lanes[i] = peers.connection(where[i].group(), where[i].slot());
+            where[i] = new Lane(route == 0 ? first : holderSide.group(via[i].peers()), lane / routes.size());
+            lanes[i] = holderSide.connection(where[i].group(), where[i].slot());
         }
         CompletableFuture<Void> checked = checked(op.remote(), r);
         if (readyNow(checked, lanes)) {     // the usual case after an op to this peer and token: no stages
@@ -276,7 +291,7 @@ final class VerbsTransport implements Transport {
         }
         return CompletableFuture.allOf(CompletableFuture.allOf(lanes), checked).handle((ok, t) -> {
             if (t != null) {
-                s.fail(index, VerbsPeers.failure(t));
+                s.fail(index, failure(t));
                 return null;
             }
             enqueue(s, index, op, local, r, via, where, lanes);
@@ -376,8 +391,8 @@ final class VerbsTransport implements Transport {
 
     /**
      * Serves the control channel: handshakes from peers (the first one plans the liveness sweep of
-     * their queue pairs, {@link PassiveSweep}), checks of tokens of this manager, and liveness probes
-     * of owners and holders ({@link ActiveSweep}), answered with this manager's incarnation.
+     * their queue pairs, {@link OwnerSweep}), checks of tokens of this manager, and liveness probes
+     * of owners and holders ({@link HolderSweep}), answered with this manager's incarnation.
      */
     private byte[] handle(Endpoint from, byte[] payload) {
         requireOpen();
@@ -406,8 +421,8 @@ final class VerbsTransport implements Transport {
         if (i < 0) {
             throw new IllegalArgumentException("no ibverbs device " + request.toDevice() + " here: this manager uses " + deviceNames);
         }
-        byte[] reply = peers.accept(from, devices.get(i), request);
-        sweep.holderArrived(from);
+        byte[] reply = ownerSide.accept(from, devices.get(i), request);
+        ownerSweep.holderArrived(from);
         return reply;
     }
 
@@ -423,42 +438,42 @@ final class VerbsTransport implements Transport {
 
     /** Connected queue pairs this side created to other managers' devices, not broken (for tests). */
     int liveQueuePairs() {
-        return peers.liveQueuePairs();
+        return holderSide.liveQueuePairs();
     }
 
     /** Queue pairs this side created that left service and are not destroyed yet (for tests). */
     int brokenQueuePairsNotDestroyed() {
-        return peers.brokenNotDestroyed();
+        return holderSide.brokenNotDestroyed();
     }
 
     /** Queue pairs this side connected on peers' request, in service now (for tests). */
-    int passiveQueuePairs() {
-        return peers.passiveQueuePairs();
+    int acceptedQueuePairs() {
+        return ownerSide.acceptedQueuePairs();
     }
 
-    /** Holders this side keeps passive queue pairs for that answered a liveness probe at their endpoint (for tests). */
+    /** Holders this side keeps accepted queue pairs for that answered a liveness probe at their endpoint (for tests). */
     int reachableHolders() {
-        return peers.reachableHolders();
+        return ownerSide.reachableHolders();
     }
 
     /** Liveness probes of holders that ended without an answer (failed, or timed out), whatever that proved (for tests). */
     long unansweredProbes() {
-        return sweep.unansweredProbes();
+        return ownerSweep.unansweredProbes();
     }
 
     /** Connections this side made and keeps track of, broken ones not yet seen destroyed included (for tests). */
     int trackedConnections() {
-        return peers.trackedConnections();
+        return holderSide.trackedConnections();
     }
 
     /** Owner manager incarnations this side keeps queue pairs, or a failed handshake, for (for tests). */
     int owners() {
-        return peers.owners();
+        return holderSide.owners();
     }
 
-    /** Told by {@link VerbsPeers} when it begins to keep queue pairs to an owner (field not yet assigned when they are made). */
+    /** Told by {@link HolderQueuePairs} when it begins to keep queue pairs to an owner (field not yet assigned when they are made). */
     private void ownerAdded() {
-        activeSweep.ownerAdded();
+        holderSweep.ownerAdded();
     }
 
     private void requireOpen() {
@@ -468,15 +483,22 @@ final class VerbsTransport implements Transport {
     }
 
     /** Destroys every queue pair, region and queue (through the device). Idempotent. */
+    /** {@code t} as the transport reports it: a {@link TransportException} as it is (unwrapped from a {@link CompletionException}), anything else as an internal one. */
+    public static TransportException failure(Throwable t) {
+        Throwable c = t instanceof CompletionException && t.getCause() != null ? t.getCause() : t;
+        return c instanceof TransportException te ? te
+                : new TransportException(TransportException.Kind.INTERNAL, "ibverbs failed: " + c, c);
+    }
+
     @Override
     public void close() {
         if (closed) {
             return;
         }
         closed = true;
-        sweep.close();
-        activeSweep.close();
-        peers.close();
+        ownerSweep.close();
+        holderSweep.close();
+        queuePairs.close();
         registrations.clear();
         devices.forEach(VerbsDevice::close);
     }
@@ -484,6 +506,6 @@ final class VerbsTransport implements Transport {
     @Override
     public String toString() {
         return "ibverbs on " + deviceNames + " (" + Arrays.asList(registrations.size() + " registrations",
-                peers.toString()) + ")";
+                holderSide.toString(), ownerSide.toString()) + ")";
     }
 }

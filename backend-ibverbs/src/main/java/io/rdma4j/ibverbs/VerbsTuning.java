@@ -6,7 +6,7 @@ import io.rdma4j.spi.Settings;
 import java.util.function.Consumer;
 
 /**
- * The data-path settings of one manager ({@link IbverbsSettings}), as the transport uses them.
+ * The data-path settings of one manager ({@link VerbsSettings}), as the transport uses them.
  *
  * @param busyPollNanos     how long a poller spins on an empty queue before it sleeps
  * @param queueDepth        work requests one queue pair keeps in flight
@@ -14,15 +14,15 @@ import java.util.function.Consumer;
  * @param maxSge            scatter/gather entries per work request
  * @param minStripeBytes    the smallest stripe of an op spread across queue pairs; a multiple of {@link #STRIPE_ALIGNMENT}
  */
-record VerbsTuning(long busyPollNanos, int queueDepth, int qpsPerPeer, int maxSge, long minStripeBytes) {
+public record VerbsTuning(long busyPollNanos, int queueDepth, int qpsPerPeer, int maxSge, long minStripeBytes) {
 
     /** Stripe boundaries fall on multiples of this many bytes from the op's start. */
-    static final int STRIPE_ALIGNMENT = 64;
+    public static final int STRIPE_ALIGNMENT = 64;
 
     static VerbsTuning of(Settings settings) {
-        return new VerbsTuning(settings.get(IbverbsSettings.BUSY_POLL_WINDOW).toNanos(),
-                settings.get(IbverbsSettings.QUEUE_DEPTH), settings.get(IbverbsSettings.QPS_PER_PEER),
-                settings.get(IbverbsSettings.MAX_SGE), settings.get(IbverbsSettings.MIN_STRIPE_KIB) * 1024L);
+        return new VerbsTuning(settings.get(VerbsSettings.BUSY_POLL_WINDOW).toNanos(),
+                settings.get(VerbsSettings.QUEUE_DEPTH), settings.get(VerbsSettings.QPS_PER_PEER),
+                settings.get(VerbsSettings.MAX_SGE), settings.get(VerbsSettings.MIN_STRIPE_KIB) * 1024L);
     }
 
     /**
@@ -42,12 +42,12 @@ record VerbsTuning(long busyPollNanos, int queueDepth, int qpsPerPeer, int maxSg
     VerbsTuning clampTo(String device, DeviceAttributes limits, int cqEntries, Consumer<String> say) {
         int depth = Math.min(queueDepth, Math.min(limits.maxQpWr(), cqEntries));
         if (depth < queueDepth) {
-            say.accept(IbverbsSettings.QUEUE_DEPTH.key() + "=" + queueDepth + " is more than device "
+            say.accept(VerbsSettings.QUEUE_DEPTH.key() + "=" + queueDepth + " is more than device "
                     + device + " allows (max_qp_wr " + limits.maxQpWr() + ", completion queue " + cqEntries + "): using " + depth);
         }
         int sge = Math.max(1, Math.min(maxSge, limits.maxSge()));
         if (sge < maxSge) {
-            say.accept(IbverbsSettings.MAX_SGE.key() + "=" + maxSge + " is more than device " + device
+            say.accept(VerbsSettings.MAX_SGE.key() + "=" + maxSge + " is more than device " + device
                     + " allows (max_sge " + limits.maxSge() + "): using " + sge);
         }
         return new VerbsTuning(busyPollNanos, depth, qpsPerPeer, sge, minStripeBytes);

@@ -19,13 +19,13 @@ import java.util.concurrent.CompletableFuture;
  * Big-endian; every control message starts with {@link #VERSION}, every token context with
  * {@link #CONTEXT_VERSION}.
  */
-final class VerbsWire {
+public final class VerbsWire {
 
     /**
      * Version of the control messages: 2 names, in the handshake, the sender's and the addressee's
      * manager incarnations and the slot (1 named neither).
      */
-    static final byte VERSION = 2;
+    public static final byte VERSION = 2;
     /** Version of the token context: 2 carries one memory region per device (1 carried one device). */
     static final byte CONTEXT_VERSION = 2;
     /** The most devices one token context names. */
@@ -36,7 +36,7 @@ final class VerbsWire {
      * The liveness probe ({@link Probe}). Added without a new version: an older rdma4j of the same
      * version refuses it as an unknown request type, which the prober takes as no answer.
      */
-    static final byte PROBE = 3;
+    public static final byte PROBE = 3;
 
     private VerbsWire() {
     }
@@ -126,7 +126,7 @@ final class VerbsWire {
     }
 
     /** How to reach one queue pair: the device it is on, its number, first PSN, the port's GID, LID and active MTU. */
-    record Endpoint(String device, int qpNumber, int psn, Gid gid, int lid, int mtu) {
+    public record Endpoint(String device, int qpNumber, int psn, Gid gid, int lid, int mtu) {
     }
 
     /**
@@ -135,10 +135,10 @@ final class VerbsWire {
      * slot among the sender's queue pairs to that device, and the sender's queue pair. Incarnations
      * are hex, as tokens carry them.
      */
-    record Handshake(String fromIncarnation, String toIncarnation, String toDevice, int slot, Endpoint endpoint) {
+    public record Handshake(String fromIncarnation, String toIncarnation, String toDevice, int slot, Endpoint endpoint) {
 
         /** Version, type {@link #HANDSHAKE}, then the fields, each string or incarnation preceded by its length in one byte. */
-        byte[] encode() {
+        public byte[] encode() {
             byte[] name = utf8(endpoint.device());
             byte[] wanted = utf8(toDevice);
             byte[] from = HexFormat.of().parseHex(fromIncarnation);
@@ -181,7 +181,7 @@ final class VerbsWire {
          *
          * @throws TransportException PROTOCOL for another version (saying which), another type, or garbled bytes
          */
-        static Handshake decodeMessage(byte[] message) {
+        public static Handshake decodeMessage(byte[] message) {
             return decode(body(message, HANDSHAKE, "handshake"));
         }
     }
@@ -191,10 +191,10 @@ final class VerbsWire {
      * and reply alike carry one manager incarnation (hex): the request the one the owner believes
      * is at the holder's endpoint, the reply the one that answers there.
      */
-    record Probe(String incarnation) {
+    public record Probe(String incarnation) {
 
         /** Version, type {@link #PROBE}, the incarnation preceded by its length in one byte. */
-        byte[] encode() {
+        public byte[] encode() {
             byte[] raw = HexFormat.of().parseHex(incarnation);
             return ByteBuffer.allocate(2 + 1 + raw.length).put(VERSION).put(PROBE).put((byte) raw.length).put(raw).array();
         }
@@ -223,7 +223,7 @@ final class VerbsWire {
          *
          * @throws TransportException PROTOCOL for another version (saying which), another type, or garbled bytes
          */
-        static Probe decodeMessage(byte[] message) {
+        public static Probe decodeMessage(byte[] message) {
             return decode(body(message, PROBE, "probe"));
         }
     }

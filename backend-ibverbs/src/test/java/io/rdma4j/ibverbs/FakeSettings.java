@@ -28,7 +28,7 @@ final class FakeSettings implements Settings {
             T value = (T) values.get(setting);
             return value;
         }
-        if (!IbverbsSettings.all().contains(setting)) {
+        if (!VerbsSettings.all().contains(setting)) {
             throw new IllegalArgumentException("undeclared setting " + setting);
         }
         return setting.defaultValue();

@@ -19,7 +19,7 @@ class NativeLayeringTest {
 
     @Test
     void classesOutsideFfi_referenceNoNativeBindingType() {
-        Map<String, Set<String>> references = NativeLayering.classReferences(IbverbsTransportProvider.class);
+        Map<String, Set<String>> references = NativeLayering.classReferences(VerbsTransportProvider.class);
 
         assertEquals(Map.of(), NativeLayering.offenders(references, FFI));
         assertTrue(references.getOrDefault(FFI + "LibIbverbs.class", Set.of()).contains("java/lang/foreign/SymbolLookup"),

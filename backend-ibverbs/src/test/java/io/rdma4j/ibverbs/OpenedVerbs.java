@@ -15,11 +15,11 @@ import java.util.Objects;
 /**
  * The real ibverbs provider, keeping the transport it opened so that a test can look at its
  * queue pairs and pollers, and the context it was opened with. Not a double: every call goes to
- * {@link IbverbsTransportProvider}.
+ * {@link VerbsTransportProvider}.
  */
 final class OpenedVerbs implements TransportProvider {
 
-    private final IbverbsTransportProvider real = new IbverbsTransportProvider();
+    private final VerbsTransportProvider real = new VerbsTransportProvider();
     private volatile VerbsTransport opened;
     private volatile TransportContext context;
 
@@ -29,7 +29,7 @@ final class OpenedVerbs implements TransportProvider {
      */
     RdmaManagerBuilder builder(String device, String... settings) {
         RdmaManagerBuilder b = RdmaManager.newBuilder().isolated().providers(List.of(this))
-                .set(IbverbsSettings.TARGET.key(), "nic:" + device);
+                .set(VerbsSettings.TARGET.key(), "nic:" + device);
         for (String s : settings) {
             int eq = s.indexOf('=');
             b.set(s.substring(0, eq), s.substring(eq + 1));

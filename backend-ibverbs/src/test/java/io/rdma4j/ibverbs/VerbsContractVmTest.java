@@ -13,6 +13,6 @@ class VerbsContractVmTest extends TransportContractTest {
 
     @Override
     protected TransportProvider provider() {
-        return new IbverbsTransportProvider();
+        return new VerbsTransportProvider();
     }
 }

@@ -23,9 +23,9 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
 import java.io.IOException;
+import java.lang.foreign.MemorySegment;
 import java.net.InetAddress;
 import java.net.ServerSocket;
-import java.lang.foreign.MemorySegment;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HexFormat;
@@ -164,7 +164,7 @@ class VerbsCrossProcessVmTest {
         RdmaResult result = action.submitAndWait(TIMEOUT);
 
         assertEquals(ops, result.ops());
-        assertEquals(List.of(IbverbsTransportProvider.NAME), result.transports());
+        assertEquals(List.of(VerbsTransportProvider.NAME), result.transports());
         assertEquals(-1, DataPattern.mismatch(local, 4));
     }
 
@@ -225,7 +225,7 @@ class VerbsCrossProcessVmTest {
             MemorySegment waited = managers.arena().allocate(4096, 8);
             RdmaResult result = holder.newAction().readInto(remote, waited).submitAndWait(TIMEOUT);
 
-            assertEquals(List.of(IbverbsTransportProvider.NAME), result.transports());
+            assertEquals(List.of(VerbsTransportProvider.NAME), result.transports());
             assertEquals(-1, DataPattern.mismatch(joined, 16), "read through join()");
             assertEquals(-1, DataPattern.mismatch(waited, 16), "read through submitAndWait");
         } finally {
@@ -322,7 +322,7 @@ class VerbsCrossProcessVmTest {
         signal("STOP", owner.process());
         Throwable first;
         try {
-            first = failure(holder.newAction().requireTransport(IbverbsTransportProvider.NAME).readInto(remote, local)
+            first = failure(holder.newAction().requireTransport(VerbsTransportProvider.NAME).readInto(remote, local)
                     .submit(TIMEOUT));
         } finally {
             signal("CONT", owner.process());
@@ -331,7 +331,7 @@ class VerbsCrossProcessVmTest {
 
         List<Throwable> later = new ArrayList<>();
         for (int slot = 0; slot < 2; slot++) {
-            later.add(failure(holder.newAction().requireTransport(IbverbsTransportProvider.NAME).readInto(remote, local)
+            later.add(failure(holder.newAction().requireTransport(VerbsTransportProvider.NAME).readInto(remote, local)
                     .submit(TIMEOUT)));
         }
 
@@ -363,7 +363,7 @@ class VerbsCrossProcessVmTest {
 
             RdmaResult result = holder.newAction().readInto(fresh, local).submitForResult(TIMEOUT).join();
 
-            assertEquals(List.of(IbverbsTransportProvider.NAME), result.transports());
+            assertEquals(List.of(VerbsTransportProvider.NAME), result.transports());
             assertEquals(-1, DataPattern.mismatch(local, 17));
         }
     }
@@ -416,7 +416,7 @@ class VerbsCrossProcessVmTest {
 
     @Test
     void actionBetweenTwoVerbsCapableJvms_isCarriedByIbverbs() throws Exception {
-        assertEquals(List.of(IbverbsTransportProvider.NAME), sameAction(holder()).transports());
+        assertEquals(List.of(VerbsTransportProvider.NAME), sameAction(holder()).transports());
     }
 
     @Test

@@ -90,7 +90,7 @@ class VerbsDeviceChoiceVmTest {
             throws Exception {
         String other = DEVICES.get(1 - DEVICES.indexOf(device));
         RdmaManager owner = manager(Map.of());
-        RdmaManager holder = manager(Map.of(IbverbsSettings.TARGET.key(), "nic:" + device));
+        RdmaManager holder = manager(Map.of(VerbsSettings.TARGET.key(), "nic:" + device));
         RdmaBuffer buffer = owner.allocate(SIZE).join();
         Map<String, Long> before = packets();
 
@@ -98,7 +98,7 @@ class VerbsDeviceChoiceVmTest {
 
         Map<String, Long> moved = moved(before, packets());
         assertAll(
-                () -> assertEquals(List.of(IbverbsTransportProvider.NAME), transports),
+                () -> assertEquals(List.of(VerbsTransportProvider.NAME), transports),
                 () -> assertTrue(moved.get(device) >= 2 * SIZE / 4096, device + " carried the traffic: " + moved),
                 () -> assertEquals(0, moved.get(other), other + " carried none of it: " + moved));
     }
@@ -114,16 +114,16 @@ class VerbsDeviceChoiceVmTest {
     @CsvSource({"any, ibverbs", "match_name, tcp", "'groups:rxe0,rxe1', ibverbs", "'groups:rxe0|rxe1', tcp"})
     void peerAffinity_decidesWhetherDifferentlyNamedDevicesPair_elseTheNextTransportCarries(String policy, String expected)
             throws Exception {
-        RdmaManager owner = manager(Map.of(IbverbsSettings.TARGET.key(), "nic:rxe1"));
-        RdmaManager holder = manager(Map.of(IbverbsSettings.TARGET.key(), "nic:rxe0",
-                IbverbsSettings.PEER_AFFINITY.key(), policy));
+        RdmaManager owner = manager(Map.of(VerbsSettings.TARGET.key(), "nic:rxe1"));
+        RdmaManager holder = manager(Map.of(VerbsSettings.TARGET.key(), "nic:rxe0",
+                VerbsSettings.PEER_AFFINITY.key(), policy));
         RdmaBuffer buffer = owner.allocate(SIZE).join();
         Map<String, Long> before = packets();
 
         List<String> transports = writeThenRead(holder, buffer);
 
         Map<String, Long> moved = moved(before, packets());
-        boolean verbs = expected.equals(IbverbsTransportProvider.NAME);
+        boolean verbs = expected.equals(VerbsTransportProvider.NAME);
         assertAll(
                 () -> assertEquals(List.of(expected), transports),
                 () -> assertTrue(verbs ? moved.get("rxe0") >= 2 * SIZE / 4096 && moved.get("rxe1") >= 2 * SIZE / 4096

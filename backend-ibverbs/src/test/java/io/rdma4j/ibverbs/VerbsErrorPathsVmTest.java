@@ -63,8 +63,8 @@ class VerbsErrorPathsVmTest {
     }
 
     private RdmaManager manager(String device, String... settings) {
-        var b = RdmaManager.newBuilder().isolated().providers(List.of(new IbverbsTransportProvider()))
-                .set(IbverbsSettings.TARGET.key(), "nic:" + device);
+        var b = RdmaManager.newBuilder().isolated().providers(List.of(new VerbsTransportProvider()))
+                .set(VerbsSettings.TARGET.key(), "nic:" + device);
         for (String s : settings) {
             int eq = s.indexOf('=');
             b.set(s.substring(0, eq), s.substring(eq + 1));

@@ -2,6 +2,7 @@ package io.rdma4j.ibverbs;
 
 import io.rdma4j.RdmaBuffer;
 import io.rdma4j.RdmaManager;
+import io.rdma4j.ibverbs.device.VerbsDevice;
 import io.rdma4j.testing.Managers;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
@@ -31,7 +32,7 @@ class VerbsIdlePollerVmTest {
     private RdmaManager manager(OpenedVerbs verbs) {
         String device = System.getenv("SOFTROCE_DEVICES").trim().split("\\s+")[0];
         return managers.track(RdmaManager.newBuilder().isolated().providers(List.of(verbs))
-                .set(IbverbsSettings.TARGET.key(), "nic:" + device).build());
+                .set(VerbsSettings.TARGET.key(), "nic:" + device).build());
     }
 
     /**

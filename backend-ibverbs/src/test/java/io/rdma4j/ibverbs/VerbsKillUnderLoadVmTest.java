@@ -61,15 +61,15 @@ class VerbsKillUnderLoadVmTest {
     void ownerJvmKilledMidTransfer_survivorsServeNewOps_andTheHoldersQueuePairsToTheDeadOneAreDestroyed() throws Exception {
         RdmaManager holder = managers.track(RdmaManager.newBuilder().isolated()
                 .set("rdma.ibverbs.target", "nic:rxe0")
-                .set(IbverbsSettings.QPS_PER_PEER.key(), QPS)
-                .set(IbverbsSettings.PEER_CHECK_INTERVAL.key(), "200ms")
+                .set(VerbsSettings.QPS_PER_PEER.key(), QPS)
+                .set(VerbsSettings.PEER_CHECK_INTERVAL.key(), "200ms")
                 .build());
         List<CompletableFuture<PeerJvm>> starting = new ArrayList<>();
         for (int i = 0; i < 2; i++) {           // both JVMs start at once: under emulation each takes seconds
             starting.add(CompletableFuture.supplyAsync(VerbsKillUnderLoadVmTest::startOwner));
         }
         RdmaManager inProcessOwner = managers.track(RdmaManager.newBuilder().isolated()
-                .set("rdma.ibverbs.target", "nic:rxe1").set(IbverbsSettings.QPS_PER_PEER.key(), QPS).build());
+                .set("rdma.ibverbs.target", "nic:rxe1").set(VerbsSettings.QPS_PER_PEER.key(), QPS).build());
         List<PeerJvm> owners = new ArrayList<>();
         try {
             for (CompletableFuture<PeerJvm> s : starting) {
@@ -105,7 +105,7 @@ class VerbsKillUnderLoadVmTest {
                     r.awaitCompleted(2, Long.MIN_VALUE);
                 }
                 MemorySegment toDead = DataPattern.fill(managers.arena().allocate(64 * MIB, 64), 44);
-                CompletableFuture<Void> doomed = holder.newAction().requireTransport(IbverbsTransportProvider.NAME)
+                CompletableFuture<Void> doomed = holder.newAction().requireTransport(VerbsTransportProvider.NAME)
                         .writeFrom(victimBuffer, toDead).submit(TIMEOUT);
                 assertFalse(doomed.isDone(), "64 MiB written before the kill: too small to be killed mid-way");
                 long killedAt = System.nanoTime();
@@ -125,9 +125,9 @@ class VerbsKillUnderLoadVmTest {
                 for (int i = 0; i < fresh.size(); i++) {
                     MemorySegment out = DataPattern.fill(managers.arena().allocate(MIB, 64), 50 + i);
                     MemorySegment back = managers.arena().allocate(MIB, 64);
-                    holder.newAction().requireTransport(IbverbsTransportProvider.NAME).writeFrom(fresh.get(i), out)
+                    holder.newAction().requireTransport(VerbsTransportProvider.NAME).writeFrom(fresh.get(i), out)
                             .submit(TIMEOUT).join();
-                    holder.newAction().requireTransport(IbverbsTransportProvider.NAME).readInto(fresh.get(i), back)
+                    holder.newAction().requireTransport(VerbsTransportProvider.NAME).readInto(fresh.get(i), back)
                             .submit(TIMEOUT).join();
                     assertEquals(-1, DataPattern.mismatch(back, 50 + i), "read back from fresh buffer " + i);
                 }
@@ -163,7 +163,7 @@ class VerbsKillUnderLoadVmTest {
             thread = Thread.ofPlatform().name("kill-test-reader-" + remote.id()).start(() -> {
                 while (!stop.get() && failures.isEmpty()) {
                     long submitted = System.nanoTime();
-                    RdmaAction action = holder.newAction().requireTransport(IbverbsTransportProvider.NAME);
+                    RdmaAction action = holder.newAction().requireTransport(VerbsTransportProvider.NAME);
                     long quarter = remote.size() / 4;
                     for (int q = 0; q < 4; q++) {
                         action.readInto(remote.slice(q * quarter, quarter), local.asSlice(q * quarter, quarter));
@@ -219,7 +219,7 @@ class VerbsKillUnderLoadVmTest {
     private static PeerJvm startOwner() {
         try {
             return PeerJvm.start(VerbsPeerMain.class, List.of("--enable-native-access=ALL-UNNAMED"), PEER_ANSWER,
-                    "rdma.ibverbs.target=nic:rxe1", IbverbsSettings.QPS_PER_PEER.key() + "=" + QPS);
+                    "rdma.ibverbs.target=nic:rxe1", VerbsSettings.QPS_PER_PEER.key() + "=" + QPS);
         } catch (IOException e) {
             throw new java.io.UncheckedIOException(e);
         } catch (InterruptedException e) {
@@ -238,7 +238,7 @@ class VerbsKillUnderLoadVmTest {
     private void readEverySlot(RdmaManager holder, RdmaRemoteBuffer remote, long seed) {
         MemorySegment local = managers.arena().allocate(4096);
         for (int i = 0; i < 4; i++) {
-            holder.newAction().requireTransport(IbverbsTransportProvider.NAME).readInto(remote.slice(0, 4096), local)
+            holder.newAction().requireTransport(VerbsTransportProvider.NAME).readInto(remote.slice(0, 4096), local)
                     .submit(TIMEOUT).join();
         }
         if (seed >= 0) {

@@ -2,6 +2,7 @@ package io.rdma4j.ibverbs;
 
 import io.rdma4j.RdmaBuffer;
 import io.rdma4j.RdmaManager;
+import io.rdma4j.ibverbs.device.VerbsDevice;
 import io.rdma4j.testing.DataPattern;
 import io.rdma4j.testing.Managers;
 import org.junit.jupiter.api.Tag;
@@ -76,7 +77,7 @@ class VerbsMultiDeviceVmTest {
         String only = System.getenv("SOFTROCE_DEVICES").trim().split("\\s+")[1];
         OpenedVerbs holderVerbs = new OpenedVerbs();
         RdmaManager owner = manager(new OpenedVerbs(), Map.of());
-        RdmaManager holder = manager(holderVerbs, Map.of(IbverbsSettings.TARGET.key(), "nic:" + only));
+        RdmaManager holder = manager(holderVerbs, Map.of(VerbsSettings.TARGET.key(), "nic:" + only));
         RdmaBuffer buffer = owner.allocate(4 * MIB).join();
         MemorySegment source = pattern(4 * MIB, 9);
         MemorySegment back = managers.arena().allocate(4 * MIB, 64);

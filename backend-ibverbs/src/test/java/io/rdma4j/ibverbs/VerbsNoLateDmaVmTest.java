@@ -12,6 +12,7 @@ import io.rdma4j.spi.TransportException;
 import io.rdma4j.spi.TransportOp;
 import io.rdma4j.testing.DataPattern;
 import io.rdma4j.testing.Managers;
+import io.rdma4j.testing.TokenRefs;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Tag;
@@ -205,7 +206,7 @@ class VerbsNoLateDmaVmTest {
     void cancelOfAReadWhoseCompletionThePollerHoldsUndelivered_destroysItsQueuePair_andReturns() throws Exception {
         holderVerbs.transport().flushBound(Duration.ofMillis(100));
         java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
-        Object decoded = holderVerbs.transport().decodeContext(remote.refFor(IbverbsTransportProvider.NAME));
+        Object decoded = holderVerbs.transport().decodeContext(TokenRefs.refFor(remote, VerbsTransportProvider.NAME));
         Submitted holding = submitRead(Deadline.after(TIMEOUT), 8 * MIB, decoded);
         CompletableFuture<String> held = holding.future.thenApply(ok -> {
             String name = Thread.currentThread().getName();
@@ -317,7 +318,7 @@ class VerbsNoLateDmaVmTest {
 
     /** A read of the first {@code size} bytes of the remote buffer, submitted to the holder's transport directly. */
     private Submitted submitRead(Deadline deadline, long size) {
-        return submitRead(deadline, size, holderVerbs.transport().decodeContext(remote.refFor(IbverbsTransportProvider.NAME)));
+        return submitRead(deadline, size, holderVerbs.transport().decodeContext(TokenRefs.refFor(remote, VerbsTransportProvider.NAME)));
     }
 
     /**
@@ -327,7 +328,7 @@ class VerbsNoLateDmaVmTest {
     private Submitted submitRead(Deadline deadline, long size, Object decoded) {
         VerbsTransport t = holderVerbs.transport();
         MemorySegment local = managers.arena().allocate(size, 64);
-        RemoteBufferRef ref = remote.refFor(IbverbsTransportProvider.NAME);
+        RemoteBufferRef ref = TokenRefs.refFor(remote, VerbsTransportProvider.NAME);
         LocalMemory prepared = t.prepareLocal(local);
         TransportOp op = new TransportOp(TransportOp.OpType.READ_INTO_LOCAL, local, prepared, ref, decoded, 0);
         return new Submitted(t.submit(List.of(op), deadline), local, prepared);

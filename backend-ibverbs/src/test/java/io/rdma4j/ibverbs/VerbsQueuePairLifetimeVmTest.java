@@ -2,6 +2,11 @@ package io.rdma4j.ibverbs;
 
 import io.rdma4j.RdmaBuffer;
 import io.rdma4j.RdmaManager;
+import io.rdma4j.ibverbs.device.VerbsDevice;
+import io.rdma4j.ibverbs.posting.VerbsConnection;
+import io.rdma4j.ibverbs.queuepair.HolderQueuePairs;
+import io.rdma4j.ibverbs.queuepair.PeerGroup;
+import io.rdma4j.ibverbs.queuepair.QueuePairLifecycle;
 import io.rdma4j.spi.ControlChannel;
 import io.rdma4j.spi.Deadline;
 import io.rdma4j.spi.Endpoint;
@@ -33,7 +38,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * How long queue pairs live: the owner's passive ones (one per holder slot, whatever breaks and
+ * How long queue pairs live: the owner's accepted ones (one per holder slot, whatever breaks and
  * comes back), and a handshake that close overtakes. Managers of this JVM on the first soft-RoCE
  * device of the VM, {@code rdma.ibverbs.qpsPerPeer} = 4.
  */
@@ -49,7 +54,7 @@ class VerbsQueuePairLifetimeVmTest {
     final Managers managers = new Managers();
 
     private RdmaManager manager(OpenedVerbs verbs, String... settings) {
-        return managers.track(verbs.builder(DEVICE, settings).set(IbverbsSettings.QPS_PER_PEER.key(), "4").build());
+        return managers.track(verbs.builder(DEVICE, settings).set(VerbsSettings.QPS_PER_PEER.key(), "4").build());
     }
 
     private MemorySegment pattern(long size, int seed) {
@@ -57,14 +62,14 @@ class VerbsQueuePairLifetimeVmTest {
     }
 
     @Test
-    void brokenQueuePairsReplaced_ownerKeepsOnePassiveQueuePairPerHolderSlot() {
+    void brokenQueuePairsReplaced_ownerKeepsOneAcceptedQueuePairPerHolderSlot() {
         OpenedVerbs ownerVerbs = new OpenedVerbs();
         OpenedVerbs holderVerbs = new OpenedVerbs();
         RdmaManager owner = manager(ownerVerbs);
         RdmaManager holder = manager(holderVerbs);
         RdmaBuffer doomed = owner.allocate(8 * MIB).join();
         holder.write(doomed.remote(), pattern(8 * MIB, 1), TIMEOUT).join();     // four stripes: four queue pairs each side
-        assertEquals(4, ownerVerbs.transport().passiveQueuePairs(), "one passive queue pair per holder slot");
+        assertEquals(4, ownerVerbs.transport().acceptedQueuePairs(), "one accepted queue pair per holder slot");
         doomed.close();
         assertThrows(CompletionException.class, () -> holder.write(doomed.remote(), pattern(8 * MIB, 2), TIMEOUT).join(),
                 "a write to a deregistered region breaks the queue pairs");
@@ -75,14 +80,14 @@ class VerbsQueuePairLifetimeVmTest {
         assertAll(
                 () -> assertEquals(-1, DataPattern.mismatch(next.segment(), 3), "the replacements moved the bytes"),
                 () -> assertEquals(4, holderVerbs.transport().liveQueuePairs(), "the holder's four slots are up again"),
-                () -> assertEquals(4, ownerVerbs.transport().passiveQueuePairs(),
-                        "the owner destroyed each passive queue pair the holder replaced"),
+                () -> assertEquals(4, ownerVerbs.transport().acceptedQueuePairs(),
+                        "the owner destroyed each accepted queue pair the holder replaced"),
                 () -> assertEquals(4, holderVerbs.transport().trackedConnections(),
                         "the holder forgot its destroyed connections"));
     }
 
     @Test
-    void holderRestartedOnItsEndpoint_ownerDestroysThePredecessorsPassiveQueuePairs() throws IOException {
+    void holderRestartedOnItsEndpoint_ownerDestroysThePredecessorsAcceptedQueuePairs() throws IOException {
         OpenedVerbs ownerVerbs = new OpenedVerbs();
         RdmaManager owner = manager(ownerVerbs);
         RdmaBuffer buffer = owner.allocate(4096).join();
@@ -91,7 +96,7 @@ class VerbsQueuePairLifetimeVmTest {
         for (int i = 0; i < 4; i++) {
             first.read(buffer.remote(), managers.arena().allocate(4096), TIMEOUT).join();   // small ops take turns: four slots
         }
-        assertEquals(4, ownerVerbs.transport().passiveQueuePairs());
+        assertEquals(4, ownerVerbs.transport().acceptedQueuePairs());
         Endpoint endpoint = first.controlEndpoint();
         first.close();
 
@@ -102,7 +107,7 @@ class VerbsQueuePairLifetimeVmTest {
 
         assertAll(
                 () -> assertEquals(endpoint, second.controlEndpoint(), "the successor is on the same endpoint"),
-                () -> assertEquals(4, ownerVerbs.transport().passiveQueuePairs(),
+                () -> assertEquals(4, ownerVerbs.transport().acceptedQueuePairs(),
                         "the successor's four; its predecessor's were destroyed"));
     }
 
@@ -143,7 +148,7 @@ class VerbsQueuePairLifetimeVmTest {
         h.held.arrived.join();          // the owner answered: only this side's handling of the reply is left
         assertEquals(1, h.peers.handshakingQueuePairs());
 
-        h.peers.close();
+        h.lifecycle.close();
 
         assertEquals(0, h.peers.handshakingQueuePairs(), "close destroyed the queue pair of the pending handshake");
         h.held.gate.complete(null);     // the reply is handled now, on this thread
@@ -162,8 +167,8 @@ class VerbsQueuePairLifetimeVmTest {
         VerbsConnection c = connection.join();
         assertFalse(c.isDestroyed());
 
-        h.peers.close();
-        h.peers.close();
+        h.lifecycle.close();
+        h.lifecycle.close();
 
         assertAll(
                 () -> assertTrue(c.isDestroyed(), "close destroyed the connection's queue pair"),
@@ -182,9 +187,10 @@ class VerbsQueuePairLifetimeVmTest {
         final RdmaManager holder = manager(holderVerbs);
         final HeldReplies held = new HeldReplies(holderVerbs.context().control());
         final VerbsDevice device = holderVerbs.transport().devices().getFirst();
-        final VerbsPeers peers = new VerbsPeers(new WithControl(holderVerbs.context(), held),
+        final QueuePairLifecycle lifecycle = new QueuePairLifecycle();
+        final HolderQueuePairs peers = new HolderQueuePairs(new WithControl(holderVerbs.context(), held),
                 VerbsTuning.of(holderVerbs.context().settings()).clampTo(device.name, device.attributes, device.cq.entries(),
-                        note -> { }), TIMEOUT, () -> { });
+                        note -> { }), TIMEOUT, () -> { }, lifecycle);
 
         CompletableFuture<VerbsConnection> connect() {
             return peers.connection(peers.group(new PeerGroup.Key(device, owner.controlEndpoint(), owner.incarnation(),

@@ -30,8 +30,8 @@ class VerbsSoakVmTest {
     private static final Duration SETTLE = Duration.ofSeconds(30);
 
     private static RdmaManager manager(String device) {
-        return RdmaManager.newBuilder().isolated().providers(java.util.List.of(new IbverbsTransportProvider()))
-                .set(IbverbsSettings.TARGET.key(), "nic:" + device).build();
+        return RdmaManager.newBuilder().isolated().providers(java.util.List.of(new VerbsTransportProvider()))
+                .set(VerbsSettings.TARGET.key(), "nic:" + device).build();
     }
 
     private static Map<String, Long> resources() throws Exception {
@@ -46,14 +46,14 @@ class VerbsSoakVmTest {
     void eightThreadsOfMixedOpsWithReleasesAndReRegistrations_noCorruption_noLostOp_resourcesBackToStart() throws Exception {
         Duration run = Duration.ofSeconds(SECONDS).multipliedBy(10).dividedBy(11);   // plus its warm-up, a tenth of it
         try (RdmaManager owner = manager("rxe1"); RdmaManager holder = manager("rxe0")) {
-            Soak.warmUp(owner, holder, IbverbsTransportProvider.NAME);
+            Soak.warmUp(owner, holder, VerbsTransportProvider.NAME);
         }
         Soak.awaitNoManagerThreads(SETTLE);
         Map<String, Long> before = resources();
         Map<String, Long> threadsBefore = Soak.threadNames();
         Soak.Result result;
         try (RdmaManager owner = manager("rxe1"); RdmaManager holder = manager("rxe0")) {
-            result = new Soak(owner, holder, IbverbsTransportProvider.NAME, 8, 20261206L).run(run, VerbsSoakVmTest::resources);
+            result = new Soak(owner, holder, VerbsTransportProvider.NAME, 8, 20261206L).run(run, VerbsSoakVmTest::resources);
         }
         Map<String, Long> after = settled(before);
         System.out.println("verbs soak " + run.toSeconds() + " s: " + result.line() + " before=" + before + " after=" + after);

@@ -16,12 +16,12 @@ class VerbsStripedContractVmTest extends TransportContractTest {
 
     @Override
     protected TransportProvider provider() {
-        return new IbverbsTransportProvider();
+        return new VerbsTransportProvider();
     }
 
     @Override
     protected Map<String, String> settings() {
-        return Map.of(IbverbsSettings.QPS_PER_PEER.key(), "4", IbverbsSettings.MIN_STRIPE_KIB.key(), "64",
-                IbverbsSettings.QUEUE_DEPTH.key(), "4", IbverbsSettings.BUSY_POLL_WINDOW.key(), "0");
+        return Map.of(VerbsSettings.QPS_PER_PEER.key(), "4", VerbsSettings.MIN_STRIPE_KIB.key(), "64",
+                VerbsSettings.QUEUE_DEPTH.key(), "4", VerbsSettings.BUSY_POLL_WINDOW.key(), "0");
     }
 }

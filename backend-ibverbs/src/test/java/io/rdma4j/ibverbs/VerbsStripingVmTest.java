@@ -37,8 +37,8 @@ class VerbsStripingVmTest {
 
     private RdmaManager manager(OpenedVerbs verbs) {
         RdmaManagerBuilder b = RdmaManager.newBuilder().isolated().providers(java.util.List.of(verbs))
-                .set(IbverbsSettings.QPS_PER_PEER.key(), "4")
-                .set(IbverbsSettings.TARGET.key(), "nic:" + System.getenv("SOFTROCE_DEVICES").trim().split("\\s+")[0]);
+                .set(VerbsSettings.QPS_PER_PEER.key(), "4")
+                .set(VerbsSettings.TARGET.key(), "nic:" + System.getenv("SOFTROCE_DEVICES").trim().split("\\s+")[0]);
         return managers.track(b.build());
     }
 

@@ -131,12 +131,20 @@ record ShmCopy(TransportOp op, MemorySegment mapped, ShmProtocol.Grant grant, Sh
         } catch (IllegalStateException e) {
             throw new TransportException(Kind.LOCAL_ACCESS, "shm: the local segment cannot be used: " + e.getMessage(), e);
         }
-        if (errno == 0) {
-            return;
+        if (errno != 0) {
+            throw failure(read, op.remote().bufferId(), peer, errno);
         }
-        String call = (read ? "process_vm_readv" : "process_vm_writev") + " of buffer " + op.remote().bufferId()
+    }
+
+    /**
+     * The failure of a {@code process_vm_readv}/{@code writev} on a buffer of {@code peer}, of the
+     * kind TCP gives the same failure: the owner gone, the buffer's memory gone (withdrawn), or
+     * another refusal.
+     */
+    static TransportException failure(boolean read, long bufferId, ShmPeer peer, int errno) {
+        String call = (read ? "process_vm_readv" : "process_vm_writev") + " of buffer " + bufferId
                 + " at " + peer + ": " + Errno.describe(errno);
-        throw switch (errno) {
+        return switch (errno) {
             case Errno.ESRCH -> new TransportException(Kind.PEER_UNREACHABLE, "shm: the owner process has exited ("
                     + call + ")");
             case Errno.EFAULT -> new Withdrawn("shm: the buffer's memory is no longer mapped in the owner, closed "

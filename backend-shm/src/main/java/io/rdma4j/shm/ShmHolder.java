@@ -162,16 +162,62 @@ final class ShmHolder implements AutoCloseable {
      */
     boolean canRunInline(List<TransportOp> ops, long maxBytes) {
         long bytes = 0;
-        for (TransportOp op : ops) {
+        Object checked = null;          // the last remote found granted: a run of ops on one token asks once
+        for (int i = 0, n = ops.size(); i < n; i++) {
+            TransportOp op = ops.get(i);
             bytes += op.length();
-            if (bytes > maxBytes || !(op.remoteContext() instanceof ShmRemote remote)) {
+            Object context = op.remoteContext();
+            if (bytes > maxBytes || !(context instanceof ShmRemote remote)) {
                 return false;
             }
-            if (remote instanceof ShmRemote.Attached a && a.peer().attachment(a.ref().bufferId()) == null) {
+            if (context != checked && remote instanceof ShmRemote.Attached a
+                    && a.peer().attachment(a.ref().bufferId()) == null) {
                 return false;
             }
+            checked = context;
         }
         return true;
+    }
+
+    /** Ops of at most this many bytes are copied together with their neighbours on the same buffer. */
+    static final long BATCH_OP_MAX_BYTES = 64 * 1024;
+
+    /**
+     * Runs {@code ops} on the calling thread, in order, stopping at the first failure. Runs of
+     * consecutive small ops (at most {@link #BATCH_OP_MAX_BYTES} each) on one buffer of another
+     * process (one token or slices of it) are copied together ({@link ShmBatchCopy}): one grant
+     * and key check, one access-table entry, one pidfd check per piece, and on unmapped memory one
+     * vectored system call per piece.
+     *
+     * @param cancel asked between pieces; the ops stop with nothing more moved once it says yes
+     * @throws TransportException on the first failure, of the kind the same failure has on TCP
+     */
+    void runAll(List<TransportOp> ops, Deadline deadline, Cancellation cancel) {
+        for (int i = 0, n = ops.size(), end; i < n; i = end) {
+            TransportOp op = ops.get(i);
+            end = i + 1;
+            if (op.remoteContext() instanceof ShmRemote.Attached attached && op.length() <= BATCH_OP_MAX_BYTES) {
+                while (end < n && ops.get(end).length() <= BATCH_OP_MAX_BYTES
+                        && sameBuffer(attached, ops.get(end).remoteContext())) {
+                    end++;
+                }
+                if (deadline.isExpired()) {
+                    throw timeout(op);
+                }
+                copyAcross(ops, i, end, attached, deadline, cancel);
+            } else {
+                run(op, deadline, cancel);
+            }
+        }
+    }
+
+    /**
+     * Whether {@code context} names the buffer {@code a} names, with the same key: the same token,
+     * or another slice of it.
+     */
+    private static boolean sameBuffer(ShmRemote.Attached a, Object context) {
+        return context == a || context instanceof ShmRemote.Attached b && b.peer() == a.peer()
+                && b.ref().bufferId() == a.ref().bufferId() && java.util.Arrays.equals(b.accessKey(), a.accessKey());
     }
 
     /**
@@ -187,7 +233,7 @@ final class ShmHolder implements AutoCloseable {
         }
         switch (remote) {
             case ShmRemote.Local local -> copyLocally(op, local.ref());
-            case ShmRemote.Attached attached -> copyAcross(op, attached, deadline, cancel);
+            case ShmRemote.Attached attached -> copyAcross(List.of(op), 0, 1, attached, deadline, cancel);
         }
     }
 
@@ -208,7 +254,12 @@ final class ShmHolder implements AutoCloseable {
         }
     }
 
-    private void copyAcross(TransportOp op, ShmRemote.Attached remote, Deadline deadline, Cancellation cancel) {
+    /**
+     * Copies {@code ops[from, to)}, all on {@code remote}: the grant and its key checked once, the
+     * ranges checked before anything moves, one access-table row held for the whole run.
+     */
+    private void copyAcross(List<TransportOp> ops, int from, int to, ShmRemote.Attached remote, Deadline deadline,
+                            Cancellation cancel) {
         ShmPeer peer = remote.peer();
         long id = remote.ref().bufferId();
         ShmPeer.Attachment attachment = peer.attachment(id);
@@ -220,9 +271,12 @@ final class ShmHolder implements AutoCloseable {
             throw ErrorCode.ACCESS_DENIED.toException(ShmProtocol.denied(id));
         }
         ShmProtocol.Grant grant = attachment.grant();
-        if (op.remoteOffset() > grant.size() || op.length() > grant.size() - op.remoteOffset()) {
-            throw ErrorCode.OUT_OF_RANGE.toException("range of " + op.length() + " bytes at offset "
-                    + op.remoteOffset() + " lies outside buffer " + id + " (" + grant.size() + " bytes)");
+        for (int i = from; i < to; i++) {
+            TransportOp op = ops.get(i);
+            if (op.remoteOffset() > grant.size() || op.length() > grant.size() - op.remoteOffset()) {
+                throw ErrorCode.OUT_OF_RANGE.toException("range of " + op.length() + " bytes at offset "
+                        + op.remoteOffset() + " lies outside buffer " + id + " (" + grant.size() + " bytes)");
+            }
         }
         int row = peer.table().enter(grant.slot());
         if (row == AccessTable.RELEASED) {
@@ -240,7 +294,17 @@ final class ShmHolder implements AutoCloseable {
                 throw new TransportException(Kind.REMOTE_FAILURE, "shm: cannot map the memory file of buffer " + id
                         + " of " + peer + ", and the owner does not permit cross-memory attach (" + peer.refusal() + ")");
             }
-            copyInParts(op, new ShmCopy(op, mapped, grant, peer, deadline, cancel, chunk));
+            if (to - from == 1) {
+                TransportOp op = ops.get(from);
+                copyInParts(op, new ShmCopy(op, mapped, grant, peer, deadline, cancel, chunk));
+            } else {
+                ProcessVmCopier copier = borrow();
+                try {
+                    ShmBatchCopy.run(ops, from, to, grant, mapped, peer, deadline, cancel, chunk, copier);
+                } finally {
+                    giveBack(copier);
+                }
+            }
             return;
         } catch (ShmCopy.Withdrawn e) {
             withdrawn = e;

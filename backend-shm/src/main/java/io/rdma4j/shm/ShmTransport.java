@@ -291,9 +291,7 @@ final class ShmTransport implements Transport {
     public CompletableFuture<Void> submit(List<TransportOp> ops, Deadline deadline) {
         if (!closed && holder.canRunInline(ops, INLINE_MAX_BYTES)) {
             try {
-                for (TransportOp op : ops) {
-                    holder.run(op, deadline, Cancellation.NONE);
-                }
+                holder.runAll(ops, deadline, Cancellation.NONE);
                 return CompletableFuture.completedFuture(null);
             } catch (RuntimeException e) {
                 return CompletableFuture.failedFuture(e);
@@ -313,9 +311,7 @@ final class ShmTransport implements Transport {
         }
         workers.execute(() -> {
             try {
-                for (TransportOp op : ops) {
-                    holder.run(op, deadline, cancellation);
-                }
+                holder.runAll(ops, deadline, cancellation);
                 future.complete(null);
             } catch (Throwable t) {
                 future.completeExceptionally(t);
@@ -329,9 +325,7 @@ final class ShmTransport implements Transport {
         if (closed) {
             throw new TransportException(TransportException.Kind.INTERNAL, "shm transport closed");
         }
-        for (TransportOp op : ops) {
-            holder.run(op, deadline, Cancellation.NONE);
-        }
+        holder.runAll(ops, deadline, Cancellation.NONE);
     }
 
     /**

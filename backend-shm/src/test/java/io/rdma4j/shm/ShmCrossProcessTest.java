@@ -18,6 +18,7 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermission;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -244,7 +245,12 @@ class ShmCrossProcessTest {
     @Test
     void ownerRunningAsAnotherUser_holderFallsBackToTcp_namingTheUser() throws Exception {
         assumeTrue(isRootWithSetpriv(), "needs root and setpriv(1) to start the owner as user nobody (65534)");
+        Path java = Path.of(System.getProperty("java.home"));
+        assumeTrue(othersMayEnter(java), "user nobody cannot reach this JVM's java.home " + java
+                + " (a directory on the way is closed to other users): nothing to start the owner with");
         Path classPath = Files.createTempDirectory("shm-other-user-");
+        assumeTrue(othersMayEnter(classPath.getParent()), "user nobody cannot enter " + classPath.getParent()
+                + " (java.io.tmpdir), where its readable copy of the class path would go");
         try (FallbackLog log = new FallbackLog();
              ShmPeerProcess owner = ShmPeerProcess.startAs(
                      List.of("setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"), readableCopy(classPath),
@@ -273,24 +279,45 @@ class ShmCrossProcessTest {
     }
 
     /**
-     * This JVM's class path, readable by any user: jars (in root's private Maven repository) are
-     * copied into {@code dir}; directories are kept where they are.
+     * This JVM's class path, readable by any user wherever the checkout and the Maven repository
+     * are (under {@code /root}, in a {@code mktemp -d} directory): every entry, jar or directory of
+     * classes, is copied into {@code dir}, files {@code rw-r--r--}, directories {@code rwxr-xr-x}.
      */
     private static String readableCopy(Path dir) throws IOException {
         List<String> entries = new ArrayList<>();
         int n = 0;
         for (String entry : System.getProperty("java.class.path").split(File.pathSeparator)) {
             Path p = Path.of(entry);
-            if (Files.isRegularFile(p)) {
-                Path copy = dir.resolve(n++ + "-" + p.getFileName());
-                Files.copy(p, copy);
-                Files.setPosixFilePermissions(copy, PosixFilePermissions.fromString("rw-r--r--"));
-                p = copy;
+            if (!Files.exists(p)) {
+                continue;
             }
-            entries.add(p.toString());
+            Path copy = dir.resolve(n++ + "-" + p.getFileName());
+            try (Stream<Path> tree = Files.walk(p)) {
+                for (Path from : (Iterable<Path>) tree::iterator) {
+                    Path to = copy.resolve(p.relativize(from).toString());
+                    if (Files.isDirectory(from)) {
+                        Files.createDirectories(to);
+                        Files.setPosixFilePermissions(to, PosixFilePermissions.fromString("rwxr-xr-x"));
+                    } else {
+                        Files.copy(from, to);
+                        Files.setPosixFilePermissions(to, PosixFilePermissions.fromString("rw-r--r--"));
+                    }
+                }
+            }
+            entries.add(copy.toString());
         }
         Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwxr-xr-x"));
         return String.join(File.pathSeparator, entries);
+    }
+
+    /** Whether a user other than the owner may enter {@code dir}: it and every directory above it are executable by others. */
+    private static boolean othersMayEnter(Path dir) throws IOException {
+        for (Path d = dir.toRealPath(); d != null; d = d.getParent()) {
+            if (!Files.getPosixFilePermissions(d).contains(PosixFilePermission.OTHERS_EXECUTE)) {
+                return false;
+            }
+        }
+        return true;
     }
 
     /** The shm holder's INFO lines "falling back" (a whole owner) or "goes by the next transport" (its non-file memory). */

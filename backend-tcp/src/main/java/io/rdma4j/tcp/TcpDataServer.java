@@ -190,6 +190,11 @@ final class TcpDataServer implements AutoCloseable {
         }
     }
 
+    /** Whether a watch guard is armed (or being armed); false once the last session ended and the watch saw it. */
+    boolean frameWatchArmed() {
+        return watching.get();
+    }
+
     /**
      * The frame watch (a watchdog action): closes sessions stalled in a request, and looks again
      * after a watch period while any session is open.

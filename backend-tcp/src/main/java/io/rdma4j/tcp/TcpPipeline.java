@@ -53,8 +53,11 @@ final class TcpPipeline {
      * @throws TransportException for the first op that failed, as its own transfer would report it
      */
     void run(int from, int to) {
+        Thread self = Thread.currentThread();
         for (int i = from; i < to; i++) {
-            transfer(i).checkAccessible();
+            if (!ops.get(i).local().isAccessibleBy(self)) {
+                transfer(i).checkAccessible();      // builds the op's error only when there is one
+            }
         }
         TcpConnection connection = null;
         Watchdog.Guard guard = null;

@@ -11,7 +11,7 @@ import java.util.function.Consumer;
  * Decides when a submit's pool thread starts: at once, or only if nobody joins the submit.
  *
  * <p>A submit's ops run on the first thread that claims them: the pool thread started for them,
- * or a thread that waits for the future and {@linkplain TcpSubmission#run() runs} them itself
+ * or a thread that waits for the future and {@linkplain TcpSubmission#runOnJoin() runs} them itself
  * (the manager's {@code join()}). Starting the pool thread wakes it, and on a busy or single vCPU
  * that wake-up costs a thread switch per op even when the caller then joins at once, and often
  * the woken thread wins the claim so that the caller waits to be woken in turn. So a submit from a

@@ -1,6 +1,7 @@
 package io.rdma4j.tcp;
 
 import io.rdma4j.spi.Deadline;
+import io.rdma4j.spi.RunOnJoin;
 import io.rdma4j.spi.TransportOp;
 
 import java.lang.invoke.MethodHandles;
@@ -8,7 +9,6 @@ import java.lang.invoke.VarHandle;
 import java.nio.channels.ClosedChannelException;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.RunnableFuture;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicReference;
 
@@ -23,7 +23,7 @@ import java.util.concurrent.atomic.AtomicReference;
  * (each ends promptly: its connection is closed under it).
  *
  * <p>Its ops run on whichever thread {@linkplain #claim() claims} them first: the pool thread the
- * transport starts for them, or a thread that waits for the future and {@linkplain #run() runs}
+ * transport starts for them, or a thread that waits for the future and {@linkplain #runOnJoin() runs}
  * them itself.
  *
  * <p>Workers bracket each exchange with {@link #enter} and {@link #exit}; a connection that was
@@ -31,7 +31,7 @@ import java.util.concurrent.atomic.AtomicReference;
  * of a transfer has its own slot (at most {@code rdma.tcp.parallelism} work at once), so bracketing
  * an exchange is two volatile writes, with no set to allocate or hash into per submit.
  */
-final class TcpSubmission extends CompletableFuture<Void> implements RunnableFuture<Void> {
+final class TcpSubmission extends CompletableFuture<Void> implements RunOnJoin {
 
     private static final long RECHECK_MILLIS = 10;
 
@@ -99,7 +99,7 @@ final class TcpSubmission extends CompletableFuture<Void> implements RunnableFut
 
     /**
      * Notes, before the submit is started or deferred, which thread's habit it belongs to: a
-     * thread that waits for it within the join window ({@link #run()}) counts for that habit.
+     * thread that waits for it within the join window ({@link #runOnJoin()}) counts for that habit.
      */
     void expectJoin(TcpStarter.Habit habit, long seq, long submitNanos, long joinByNanos) {
         this.habit = habit;
@@ -150,7 +150,7 @@ final class TcpSubmission extends CompletableFuture<Void> implements RunnableFut
      * call counts as a join for the submitting thread's habit ({@link TcpStarter}), done or not.
      */
     @Override
-    public void run() {
+    public void runOnJoin() {
         TcpStarter.Habit h = habit;
         if (h != null) {
             h.joined(seq, joinByNanos);

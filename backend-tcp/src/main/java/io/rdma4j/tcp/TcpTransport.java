@@ -142,9 +142,9 @@ final class TcpTransport implements Transport {
     }
 
     /**
-     * Hands the ops to a pool thread and returns their future. The future is a
-     * {@link java.util.concurrent.RunnableFuture}: a thread that is about to wait for it and calls
-     * {@code run()} first (the manager's {@code join()} does) runs the ops itself when the pool
+     * Hands the ops to a pool thread and returns their future. The future implements
+     * {@link io.rdma4j.spi.RunOnJoin}: a thread that is about to wait for it and calls
+     * {@code runOnJoin()} first (the manager's {@code join()} does) runs the ops itself when the pool
      * thread has not started them yet, which saves waking that thread and being woken by it. When
      * the submitting thread joins its submits at once, no pool thread is woken unless nobody
      * claims the ops within a few hundred microseconds ({@link TcpStarter}).
@@ -212,7 +212,7 @@ final class TcpTransport implements Transport {
             inFlight.remove(result);
             throw closedError();
         }
-        result.run(); // nobody else knows this future: the ops run here
+        result.runOnJoin(); // nobody else knows this future: the ops run here
         if (!result.isDone()) {
             throw closedError(); // only close() aborts it, and completes it once the exchanges ended
         }
@@ -379,6 +379,11 @@ final class TcpTransport implements Transport {
     /** Connections the data endpoint is serving now. */
     int servedConnectionCount() {
         return server.connectionCount();
+    }
+
+    /** Whether the data endpoint's frame watch has a watchdog guard armed (tests). */
+    boolean frameWatchArmed() {
+        return server.frameWatchArmed();
     }
 
     @Override

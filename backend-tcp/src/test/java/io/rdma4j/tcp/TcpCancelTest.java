@@ -3,9 +3,10 @@ package io.rdma4j.tcp;
 import io.rdma4j.RdmaRemoteBuffer;
 import io.rdma4j.RdmaSubmitException;
 import io.rdma4j.RdmaTimeoutException;
-import io.rdma4j.spi.TransportOp;
 import io.rdma4j.spi.Deadline;
 import io.rdma4j.spi.RemoteBufferRef;
+import io.rdma4j.spi.TransportOp;
+import io.rdma4j.testing.TokenRefs;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -77,7 +78,7 @@ class TcpCancelTest {
     @Test
     void cancel_stopsTheTransferFreesItsConnectionAndLeavesTheLocalSegmentUntouched() throws Exception {
         try (SlowPeer slow = new SlowPeer()) {
-            RemoteBufferRef ref = TestTokens.pointingAt(someToken, slow.endpoint()).refFor("tcp");
+            RemoteBufferRef ref = TokenRefs.refFor(TestTokens.pointingAt(someToken, slow.endpoint()), "tcp");
             CompletableFuture<Void> transfer = requester.transport().submit(
                     List.of(TransportOp.of(TransportOp.OpType.READ_INTO_LOCAL, local, ref)), Deadline.after(SAFETY));
             slow.awaitRequest(); // the transfer now waits for the reply
@@ -96,7 +97,7 @@ class TcpCancelTest {
     @Test
     void failingTheFutureFromOutside_stopsTheTransferAsCancelDoes() throws Exception {
         try (SlowPeer slow = new SlowPeer()) {
-            RemoteBufferRef ref = TestTokens.pointingAt(someToken, slow.endpoint()).refFor("tcp");
+            RemoteBufferRef ref = TokenRefs.refFor(TestTokens.pointingAt(someToken, slow.endpoint()), "tcp");
             CompletableFuture<Void> transfer = requester.transport().submit(
                     List.of(TransportOp.of(TransportOp.OpType.READ_INTO_LOCAL, local, ref)), Deadline.after(SAFETY));
             slow.awaitRequest();

@@ -179,7 +179,7 @@ class TcpDataEndpointTest {
             }
 
             TcpTesting.awaitCondition("the data endpoint's frame watch ends with its last connection",
-                    () -> quiet.transport().servedConnectionCount() == 0 && quiet.transport().watchdog().armedCount() == 0);
+                    () -> quiet.transport().servedConnectionCount() == 0 && !quiet.transport().frameWatchArmed());
         }
     }
 

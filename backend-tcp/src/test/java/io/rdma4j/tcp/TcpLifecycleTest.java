@@ -2,9 +2,10 @@ package io.rdma4j.tcp;
 
 import io.rdma4j.RdmaBuffer;
 import io.rdma4j.RdmaManager;
-import io.rdma4j.spi.TransportOp;
 import io.rdma4j.spi.Deadline;
 import io.rdma4j.spi.TransportException;
+import io.rdma4j.spi.TransportOp;
+import io.rdma4j.testing.TokenRefs;
 import org.junit.jupiter.api.Test;
 
 import java.io.IOException;
@@ -115,7 +116,7 @@ class TcpLifecycleTest {
             closed.close();
 
             Throwable failure = failureOf(closed.transport().submit(List.of(TransportOp.of(TransportOp.OpType.WRITE_FROM_LOCAL,
-                    arena.allocate(16), buffer.remote().refFor("tcp"))), Deadline.after(Duration.ofSeconds(5))));
+                    arena.allocate(16), TokenRefs.refFor(buffer.remote(), "tcp"))), Deadline.after(Duration.ofSeconds(5))));
 
             TransportException e = assertInstanceOf(TransportException.class, failure);
             assertEquals(TransportException.Kind.INTERNAL, e.kind());
@@ -130,7 +131,7 @@ class TcpLifecycleTest {
              TcpTesting.Instrumented peer = TcpTesting.instrumented();
              Arena confined = Arena.ofConfined()) {
             RdmaBuffer buffer = await(owner.allocate(16));
-            TransportOp op = TransportOp.of(TransportOp.OpType.WRITE_FROM_LOCAL, confined.allocate(16), buffer.remote().refFor("tcp"));
+            TransportOp op = TransportOp.of(TransportOp.OpType.WRITE_FROM_LOCAL, confined.allocate(16), TokenRefs.refFor(buffer.remote(), "tcp"));
 
             Throwable failure = failureOf(peer.transport().submit(List.of(op), Deadline.after(TRANSFER_TIMEOUT)));
 

@@ -61,7 +61,7 @@ class TcpStarterTest {
                 TcpSubmission s = submit(ranOn);
                 submits.add(s);
                 starter.start(s);
-                s.run(); // the manager's join()
+                s.runOnJoin(); // the manager's join()
             }
         });
         starter.close();
@@ -83,7 +83,7 @@ class TcpStarterTest {
             for (int i = 0; i < TcpStarter.STREAK; i++) {
                 TcpSubmission s = submit(ranOn);
                 starter.start(s);
-                s.run();
+                s.runOnJoin();
             }
             startedOnPool.clear();
             unjoined.set(submit(ranOn));
@@ -108,7 +108,7 @@ class TcpStarterTest {
             for (int i = 0; i < TcpStarter.STREAK; i++) {
                 TcpSubmission s = submit(ranOn);
                 starter.start(s);
-                s.run();
+                s.runOnJoin();
             }
             startedOnPool.clear();
             TcpSubmission unjoined = submit(ranOn);
@@ -136,8 +136,8 @@ class TcpStarterTest {
                 TcpSubmission second = submit(ranOn);
                 starter.start(first);
                 starter.start(second);
-                first.run();
-                second.run();
+                first.runOnJoin();
+                second.runOnJoin();
                 submits.add(first);
                 submits.add(second);
             }

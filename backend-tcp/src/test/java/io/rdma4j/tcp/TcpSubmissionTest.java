@@ -41,7 +41,7 @@ class TcpSubmissionTest {
             self.finish(null);
         });
 
-        s.run();
+        s.runOnJoin();
 
         assertSame(Thread.currentThread(), ranOn.get());
         assertTrue(s.isDone());
@@ -53,8 +53,8 @@ class TcpSubmissionTest {
         AtomicInteger runs = new AtomicInteger();
         TcpSubmission s = submission(self -> runs.incrementAndGet()); // leaves the future incomplete
 
-        s.run();
-        s.run();
+        s.runOnJoin();
+        s.runOnJoin();
 
         assertEquals(1, runs.get());
     }
@@ -78,7 +78,7 @@ class TcpSubmissionTest {
         });
         claimed.await();
 
-        s.run(); // returns although the claiming thread holds on: it does not wait for it
+        s.runOnJoin(); // returns although the claiming thread holds on: it does not wait for it
 
         assertEquals(0, runs.get());
         assertFalse(s.isDone());
@@ -94,7 +94,7 @@ class TcpSubmissionTest {
         TcpSubmission s = submission(self -> runs.incrementAndGet());
         s.completeExceptionally(new IllegalStateException("closed"));
 
-        s.run();
+        s.runOnJoin();
 
         assertEquals(0, runs.get());
         assertFalse(s.claimedBy(Thread.currentThread()));
@@ -105,7 +105,7 @@ class TcpSubmissionTest {
         TcpSubmission s = submission(self -> self.finish(null));
         s.abort();
 
-        s.run();
+        s.runOnJoin();
 
         assertFalse(s.isDone());
         CompletableFuture<Void> f = s;

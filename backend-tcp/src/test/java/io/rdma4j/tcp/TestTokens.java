@@ -2,6 +2,7 @@ package io.rdma4j.tcp;
 
 import io.rdma4j.RdmaRemoteBuffer;
 import io.rdma4j.spi.Endpoint;
+import io.rdma4j.testing.TokenRefs;
 
 import java.io.ByteArrayOutputStream;
 import java.nio.ByteBuffer;
@@ -31,7 +32,7 @@ final class TestTokens {
 
     /** The data endpoint the token's tcp context names. */
     static Endpoint dataEndpoint(RdmaRemoteBuffer token) {
-        return TcpContextCodec.decode(token.refFor("tcp").context());
+        return TcpContextCodec.decode(TokenRefs.refFor(token, "tcp").context());
     }
 
     /** The owner incarnation the token names, as requests carry it. */
@@ -41,7 +42,7 @@ final class TestTokens {
 
     /** The token's access key. */
     static byte[] accessKey(RdmaRemoteBuffer token) {
-        return token.refFor("tcp").accessKey();
+        return TokenRefs.refFor(token, "tcp").accessKey();
     }
 
     /** The same token, its tcp context replaced by {@code context}. */

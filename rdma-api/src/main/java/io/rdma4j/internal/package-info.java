@@ -1,9 +1,7 @@
 /**
- * Not exported. The registration table and its single writer's data, setting resolution, and
- * the mapping of transport errors onto public exceptions.
- *
- * <p>Threading: {@link io.rdma4j.internal.RegistrationTable} is written only by the
- * registration thread and read by any thread; {@link io.rdma4j.internal.Registration} pins are
- * taken and closed by transport threads.
+ * Not exported. The manager's watchdog thread ({@link io.rdma4j.internal.WatchdogThread}), the
+ * cache and sweeper of prepared local memory, setting resolution, and the mapping of transport
+ * errors onto public exceptions. Registration is in {@link io.rdma4j.internal.registration}, the
+ * control endpoint in {@link io.rdma4j.internal.control}.
  */
 package io.rdma4j.internal;

@@ -9,11 +9,22 @@ import io.rdma4j.RdmaSubmitException;
 import io.rdma4j.RdmaTimeoutException;
 import io.rdma4j.RemoteAccessException;
 import io.rdma4j.StaleTokenException;
+import io.rdma4j.spi.Availability;
+import io.rdma4j.spi.Deadline;
+import io.rdma4j.spi.LocalMemory;
+import io.rdma4j.spi.RemoteBufferRef;
+import io.rdma4j.spi.RunOnJoin;
+import io.rdma4j.spi.Setting;
+import io.rdma4j.spi.Settings;
+import io.rdma4j.spi.Transport;
+import io.rdma4j.spi.TransportContext;
+import io.rdma4j.spi.TransportOp;
+import io.rdma4j.spi.TransportProvider;
 import io.rdma4j.testing.DataPattern;
 import io.rdma4j.testing.ForgedTokens;
-import io.rdma4j.spi.TransportProvider;
 import io.rdma4j.testing.Managers;
 import io.rdma4j.testing.StubProvider;
+import io.rdma4j.testing.TokenRefs;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -30,11 +41,13 @@ import java.util.concurrent.CyclicBarrier;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 
+import static org.junit.jupiter.api.Assertions.assertAll;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /**
  * The transport contract: what every transport does, checked through two real managers (an owner
@@ -84,9 +97,13 @@ public abstract class TransportContractTest {
     protected RdmaManager manager(TransportProvider... others) {
         List<TransportProvider> providers = new ArrayList<>(List.of(others));
         providers.add(provider());
+        return managers.track(builder(providers).build());
+    }
+
+    private RdmaManagerBuilder builder(List<TransportProvider> providers) {
         RdmaManagerBuilder b = RdmaManager.newBuilder().isolated().providers(providers);
         settings().forEach(b::set);
-        return managers.track(b.build());
+        return b;
     }
 
     private String name() {
@@ -437,6 +454,97 @@ public abstract class TransportContractTest {
         assertEquals(12, back.get(ValueLayout.JAVA_BYTE, 0));
         buffer.close();
         assertTrue(picky.idsOf("release").isEmpty(), "a transport that did not take the buffer is not asked to release it");
+    }
+
+    // ------------------------------------------------------------------ optional: RunOnJoin
+
+    /**
+     * {@link RunOnJoin}, where the transport's submit future implements it: called by several
+     * threads at once (as several joiners do), the op completes with the right bytes; called again
+     * once the future is done, it returns and touches the local memory no more.
+     */
+    @Test
+    void runOnJoin_fromManyThreadsAtOnce_movesTheBytes_andOnceDone_touchesTheLocalMemoryNoMore() throws Exception {
+        RdmaManager owner = manager();
+        Opening holderSide = new Opening(provider());
+        managers.track(builder(List.of(holderSide)).build());
+        Transport transport = holderSide.opened.join();
+        RdmaBuffer buffer = owner.allocate(64 * 1024).join();
+        DataPattern.fill(buffer.segment(), 29);
+        MemorySegment local = segment(buffer.byteSize());
+        RemoteBufferRef ref = TokenRefs.refFor(buffer.remote(), name());
+        LocalMemory prepared = transport.prepareLocal(local);
+        try {
+            CompletableFuture<Void> f = transport.submit(List.of(new TransportOp(TransportOp.OpType.READ_INTO_LOCAL, local,
+                    prepared, ref, transport.decodeContext(ref), 0)), Deadline.after(TIMEOUT));
+            assumeTrue(f instanceof RunOnJoin, name() + "'s submit future does not implement RunOnJoin");
+            RunOnJoin work = (RunOnJoin) f;
+            int joiners = 4;
+            CyclicBarrier start = new CyclicBarrier(joiners);
+            List<CompletableFuture<Void>> joined = new ArrayList<>();
+            for (int i = 0; i < joiners; i++) {
+                joined.add(CompletableFuture.runAsync(() -> {
+                    try {
+                        start.await(TIMEOUT.toSeconds(), TimeUnit.SECONDS);
+                    } catch (Exception e) {
+                        throw new IllegalStateException(e);
+                    }
+                    work.runOnJoin();
+                }, Thread::startVirtualThread));
+            }
+            CompletableFuture.allOf(joined.toArray(CompletableFuture[]::new)).get(TIMEOUT.toSeconds(), TimeUnit.SECONDS);
+            f.get(TIMEOUT.toSeconds(), TimeUnit.SECONDS);
+            assertEquals(-1, DataPattern.mismatch(local, 29), "the read moved the owner's bytes");
+
+            MemorySegment marker = segment(local.byteSize()).fill((byte) 0x5A);
+            local.copyFrom(marker);             // the caller reuses its memory once the future completed
+            work.runOnJoin();                   // a joiner that comes late: the future is done
+
+            assertAll(
+                    () -> assertTrue(f.isDone() && !f.isCompletedExceptionally(), "the future stays completed normally"),
+                    () -> assertEquals(-1, local.mismatch(marker), "runOnJoin on a done future touched the local memory"));
+        } finally {
+            if (prepared != null) {
+                prepared.close();
+            }
+        }
+    }
+
+    /** A provider that hands out the transport it opened (the holder side of {@link #runOnJoin_fromManyThreadsAtOnce_movesTheBytes_andOnceDone_touchesTheLocalMemoryNoMore}). */
+    private static final class Opening implements TransportProvider {
+        private final TransportProvider real;
+        final CompletableFuture<Transport> opened = new CompletableFuture<>();
+
+        Opening(TransportProvider real) {
+            this.real = real;
+        }
+
+        @Override
+        public String name() {
+            return real.name();
+        }
+
+        @Override
+        public int priority() {
+            return real.priority();
+        }
+
+        @Override
+        public List<Setting<?>> settings() {
+            return real.settings();
+        }
+
+        @Override
+        public Availability availability(Settings settings) {
+            return real.availability(settings);
+        }
+
+        @Override
+        public Transport open(TransportContext context) throws Exception {
+            Transport t = real.open(context);
+            opened.complete(t);
+            return t;
+        }
     }
 
     // ------------------------------------------------------------------ helpers

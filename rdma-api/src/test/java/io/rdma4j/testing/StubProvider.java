@@ -1,16 +1,16 @@
 package io.rdma4j.testing;
 
 import io.rdma4j.spi.Availability;
+import io.rdma4j.spi.Deadline;
 import io.rdma4j.spi.LocalMemory;
 import io.rdma4j.spi.Registered;
-import io.rdma4j.spi.Transport;
-import io.rdma4j.spi.TransportContext;
-import io.rdma4j.spi.TransportOp;
-import io.rdma4j.spi.TransportProvider;
-import io.rdma4j.spi.Deadline;
 import io.rdma4j.spi.Setting;
 import io.rdma4j.spi.Settings;
+import io.rdma4j.spi.Transport;
+import io.rdma4j.spi.TransportContext;
 import io.rdma4j.spi.TransportException;
+import io.rdma4j.spi.TransportOp;
+import io.rdma4j.spi.TransportProvider;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -36,7 +36,7 @@ public final class StubProvider implements TransportProvider {
     /** What {@link Transport#submit} does. */
     public enum SubmitMode {
         COPY, NEVER_COMPLETE, FAIL,
-        /** Returns a {@link java.util.concurrent.RunnableFuture} that copies only when a thread calls its {@code run()}. */
+        /** Returns a {@link io.rdma4j.spi.RunOnJoin} future that copies only when a thread calls its {@code runOnJoin()}. */
         RUN_BY_WAITER,
         /**
          * Never completes by itself; its {@code cancel()} stops like a real transport's does, taking
@@ -296,8 +296,8 @@ public final class StubProvider implements TransportProvider {
             record("close");
         }
 
-        /** A submit nobody runs until a thread calls {@link #run()}: then it copies on that thread, once. */
-        private final class RunByWaiter extends CompletableFuture<Void> implements java.util.concurrent.RunnableFuture<Void> {
+        /** A submit nobody runs until a thread calls {@link #runOnJoin()}: then it copies on that thread, once. */
+        private final class RunByWaiter extends CompletableFuture<Void> implements io.rdma4j.spi.RunOnJoin {
             private final List<TransportOp> ops;
             private final java.util.concurrent.atomic.AtomicBoolean claimed = new java.util.concurrent.atomic.AtomicBoolean();
 
@@ -306,7 +306,7 @@ public final class StubProvider implements TransportProvider {
             }
 
             @Override
-            public void run() {
+            public void runOnJoin() {
                 if (claimed.compareAndSet(false, true)) {
                     ranOn.add(Thread.currentThread());
                     StubTransport.this.copyAll(ops).whenComplete((ok, failure) -> {

@@ -145,15 +145,8 @@ public interface Transport extends AutoCloseable {
      * transport overran the deadline by a grace period; it completes the caller's future only
      * after every such {@code cancel()} returned.
      *
-     * <p>A future that is also a {@link java.util.concurrent.RunnableFuture} lets a waiting thread
-     * do the work: the manager calls its {@code run()} from a thread about to wait for the ops
-     * (the caller's {@code join()}, and {@link #submitAndWait}'s default). {@code run()} does, on
-     * that thread, the work none of the transport's threads has started, or helps for a short
-     * while with work in progress (polling for completions, say), and returns; it need not
-     * complete the future, but must return without delay once the future is done (the manager
-     * calls it on a done future too: a transport may take the call as a sign that its caller
-     * waits for its futures), and should not hold the thread for long when the work is not done
-     * (the thread then waits for the future).
+     * <p>A future that also implements {@link RunOnJoin} lets a thread about to wait for it do the
+     * work (see there for who calls it and what it must do); any other future is simply waited for.
      *
      * <p>Sizes were checked by the manager: each op moves exactly {@code local().byteSize()}
      * bytes, and the remote range lies within the token's range. Local segments are native,
@@ -169,8 +162,9 @@ public interface Transport extends AutoCloseable {
     /**
      * Runs {@code ops} like {@link #submit}, but on the calling thread, returning when they are
      * done: for callers that may block, it saves the thread hand-offs of the asynchronous path.
-     * Same rules as {@link #submit}. The default runs {@link #submit}'s future first when it is a
-     * {@link java.util.concurrent.RunnableFuture}, then waits for it, cancelling it at the deadline.
+     * Same rules as {@link #submit}. The default calls {@link RunOnJoin#runOnJoin()} on
+     * {@link #submit}'s future when it implements {@link RunOnJoin} and is not done, then waits for
+     * it, cancelling it at the deadline.
      *
      * @param ops      the transfers, as for {@link #submit}; their local segments stay owned by the
      *                 caller, alive until this method returns
@@ -180,8 +174,8 @@ public interface Transport extends AutoCloseable {
      */
     default void submitAndWait(List<TransportOp> ops, Deadline deadline) {
         CompletableFuture<Void> f = submit(ops, deadline);
-        if (f instanceof java.util.concurrent.RunnableFuture<?> work && !f.isDone()) {
-            work.run();     // the work nobody started, or a while of helping, on this thread (see submit)
+        if (f instanceof RunOnJoin work && !f.isDone()) {
+            work.runOnJoin();     // the work nobody started, or a while of helping, on this thread
         }
         try {
             f.get(deadline.remainingNanos(), TimeUnit.NANOSECONDS);

@@ -1,273 +1,66 @@
 package io.rdma4j.spi;
 
-import java.util.Objects;
-import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.locks.LockSupport;
-
 /**
- * Runs an action when a deadline passes unless it was disarmed first: the way to bound blocking
- * I/O in time (the action closes the channel, which wakes the blocked thread).
+ * Runs an action when a deadline passes unless it was disarmed first: the way for a transport to
+ * bound blocking I/O in time (the action closes the channel, which wakes the blocked thread), and
+ * to plan work for later (a sweep, a retry). The manager owns the one instance of a manager and its
+ * transports ({@link TransportContext#watchdog()}), its thread and its close; a transport only arms
+ * and disarms.
  *
- * <p>Built for the data path, where a guard is armed and disarmed around every op: arming and
- * disarming are a set insert and remove, and wake no thread unless the new guard is due before
- * the sweeper planned to look next. One daemon platform thread, shared by a manager and all its
- * transports, sleeps until the earliest armed guard is due (at least {@value #TICK_MILLIS} ms), fires
- * what is due, and once nothing is armed lingers a few seconds before parking until the next
- * {@link #arm}: an idle watchdog costs no CPU. The price is precision: an action runs up to one
- * tick late.
+ * <p>Built for the data path, where a guard is armed and disarmed around every op: both are cheap
+ * and wake no thread in the common case. The price is precision: an action runs up to
+ * {@value #TICK_MILLIS} ms late.
  *
- * <p>Actions run on the sweeper thread and must be short and must not throw (a throw is logged).
- * After {@link #close()}, {@link #arm} runs the action at once: nothing outlives the watchdog unbounded.
+ * <p>Actions run on the watchdog's thread and must be short and must not throw (a throw is logged
+ * and changes nothing else). Once the manager closed the watchdog (after its transports),
+ * {@link #arm} runs the action at once: nothing outlives the watchdog unbounded.
+ *
+ * <p>Thread-safe.
  */
-public final class Watchdog implements AutoCloseable {
+public interface Watchdog {
 
-    /** Sweep period while guards are armed. */
-    public static final long TICK_MILLIS = 10;
-
-    private static final System.Logger LOG = System.getLogger(Watchdog.class.getName());
-    private static final long TICK_NANOS = TimeUnit.MILLISECONDS.toNanos(TICK_MILLIS);
-    private static final long DEFAULT_LINGER_NANOS = TimeUnit.SECONDS.toNanos(2);
-
-    private final Set<Guard> armed = ConcurrentHashMap.newKeySet();
-    private final NanoClock clock;
-    private final long lingerNanos;
-    private final Thread sweeper;
-    private final java.util.concurrent.atomic.AtomicLong armings = new java.util.concurrent.atomic.AtomicLong();
-    /** When the sweeper plans to look next, on the clock; guards due a tick before it wake it. */
-    private volatile long wakeAt = AWAKE;
-    private static final long AWAKE = Long.MIN_VALUE;
-    private volatile boolean idle;
-    private volatile boolean closed;
-
-    /**
-     * Starts the sweeper thread, named {@code threadName}.
-     *
-     * @param threadName the name of the daemon sweeper thread
-     */
-    public Watchdog(String threadName) {
-        this(threadName, NanoClock.SYSTEM, DEFAULT_LINGER_NANOS);
-    }
-
-    /**
-     * Starts the sweeper thread, named {@code threadName}, reading time from {@code clock}.
-     *
-     * @param threadName the name of the daemon sweeper thread
-     * @param clock      where the time comes from; a test clock makes guards fire when the test
-     *                   moves it (and the sweeper, or {@link #sweepNow()}, next looks)
-     */
-    public Watchdog(String threadName, NanoClock clock) {
-        this(threadName, clock, DEFAULT_LINGER_NANOS);
-    }
-
-    /** With how long the sweeper keeps ticking after the last guard went (tests: 0). */
-    Watchdog(String threadName, NanoClock clock, long lingerNanos) {
-        this.clock = Objects.requireNonNull(clock, "clock");
-        this.lingerNanos = lingerNanos;
-        this.sweeper = Thread.ofPlatform().name(threadName).daemon().unstarted(this::sweep);
-        sweeper.start();
-    }
+    /** How late an action may run after its deadline: the watchdog looks this often while guards are armed. */
+    long TICK_MILLIS = 10;
 
     /**
      * Runs {@code onExpiry} once {@code deadline} has passed, unless the guard is disarmed first.
      *
-     * @param deadline when the action runs, up to one tick late
-     * @param onExpiry the action; runs on the sweeper thread, must be short and must not throw
+     * @param deadline when the action runs, up to {@value #TICK_MILLIS} ms late
+     * @param onExpiry the action; runs on the watchdog's thread, must be short and must not throw
      * @return the guard; close or disarm it when the guarded work finished
      */
-    public Guard arm(Deadline deadline, Runnable onExpiry) {
-        return armAt(clock.nanoTime() + deadline.remainingNanos(), onExpiry);
-    }
+    Guard arm(Deadline deadline, Runnable onExpiry);
 
     /**
      * Runs {@code onExpiry} after {@code delayNanos}, unless the guard is disarmed first.
      *
      * @param delayNanos the delay from now, in nanoseconds; a negative one counts as zero
-     * @param onExpiry   the action; runs on the sweeper thread, must be short and must not throw
+     * @param onExpiry   the action; runs on the watchdog's thread, must be short and must not throw
      * @return the guard; close or disarm it when the guarded work finished
      */
-    public Guard arm(long delayNanos, Runnable onExpiry) {
-        return armAt(clock.nanoTime() + Math.max(0, delayNanos), onExpiry);
-    }
+    Guard arm(long delayNanos, Runnable onExpiry);
 
-    private Guard armAt(long dueNanos, Runnable onExpiry) {
-        Guard g = new Guard(dueNanos, Objects.requireNonNull(onExpiry, "onExpiry"), armings.incrementAndGet());
-        armed.add(g);
-        if (closed) {
-            g.fire();
-        } else if (idle || mustWake(dueNanos)) {
-            LockSupport.unpark(sweeper);
-        }
-        return g;
-    }
-
-    /**
-     * Fires, on the calling thread, every guard whose time has come on the clock. The sweeper does
-     * the same every tick; tests with a hand-moved clock call this instead of waiting for it.
-     *
-     * @return how many guards fired
-     */
-    public int sweepNow() {
-        long now = clock.nanoTime();
-        int fired = 0;
-        for (Guard g : armed) {
-            if (now - g.dueNanos >= 0 && g.fire()) {
-                fired++;
-            }
-        }
-        return fired;
-    }
-
-    /** Whether a guard due at {@code dueNanos} comes a tick or more before the sweeper's planned wake-up. */
-    private boolean mustWake(long dueNanos) {
-        long w = wakeAt;
-        return w != AWAKE && dueNanos + TICK_NANOS - w < 0;
-    }
-
-    /** Fires what is due at {@code now}; returns how long until the earliest guard left, or -1 when none. */
-    private long fireDue(long now) {
-        long next = -1;
-        for (Guard g : armed) {
-            long wait = g.dueNanos - now;
-            if (wait <= 0) {
-                g.fire();
-            } else if (next < 0 || wait < next) {
-                next = wait;
-            }
-        }
-        return next;
-    }
-
-    /** Whether the sweeper is parked with nothing armed (tests). */
-    boolean isIdle() {
-        return idle;
-    }
-
-    /**
-     * Number of armed guards (tests, diagnostics).
-     *
-     * @return the guards neither fired nor disarmed yet
-     */
-    public int armedCount() {
-        return armed.size();
-    }
-
-    private void sweep() {
-        long lastBusy = clock.nanoTime();
-        while (!closed) {
-            long seen = armings.get();
-            long now = clock.nanoTime();
-            long next = fireDue(now);
-            if (next >= 0 || now - lastBusy < lingerNanos) {
-                if (next >= 0) {
-                    lastBusy = now;
-                }
-                long sleep = next < 0 ? TICK_NANOS : Math.max(TICK_NANOS, next);
-                wakeAt = now + sleep;
-                if (armings.get() == seen) { // a guard armed after this sees wakeAt and wakes us if it must
-                    LockSupport.parkNanos(this, sleep);
-                }
-                wakeAt = AWAKE;
-            } else {
-                idle = true;
-                if (armed.isEmpty() && !closed) { // an arm() after this check sees idle and unparks us
-                    LockSupport.park(this);
-                }
-                idle = false;
-                lastBusy = clock.nanoTime();
-            }
-        }
-        armed.forEach(Guard::fire);
-    }
-
-    /** Stops the sweeper; every armed guard fires now. Idempotent. */
-    @Override
-    public void close() {
-        if (closed) {
-            return;
-        }
-        closed = true;
-        LockSupport.unpark(sweeper);
-        if (Thread.currentThread() != sweeper) {
-            try {
-                sweeper.join(TimeUnit.SECONDS.toMillis(5));
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-        }
-        armed.forEach(Guard::fire);
-    }
-
-    /** One armed action. */
-    public final class Guard implements AutoCloseable {
-        private static final int ARMED = 0;
-        private static final int DISARMED = 1;
-        private static final int FIRED = 2;
-
-        private final long dueNanos;
-        private final Runnable onExpiry;
-        private final AtomicInteger state = new AtomicInteger(ARMED);
-        /** From the arming's sequence number: the identity hash would cost its first use on every guard. */
-        private final int hash;
-
-        private Guard(long dueNanos, Runnable onExpiry, long sequence) {
-            this.dueNanos = dueNanos;
-            this.onExpiry = onExpiry;
-            this.hash = (int) (sequence * 0x9E3779B97F4A7C15L >>> 32);
-        }
-
-        /** Spreads guards over the armed set; equality stays identity. */
-        @Override
-        public int hashCode() {
-            return hash;
-        }
-
-        @Override
-        public boolean equals(Object o) {
-            return this == o;
-        }
+    /** One armed action. Thread-safe. */
+    interface Guard extends AutoCloseable {
 
         /**
          * Cancels the action.
          *
          * @return true if it will never run; false if it ran or is running
          */
-        public boolean disarm() {
-            if (state.compareAndSet(ARMED, DISARMED)) {
-                armed.remove(this);
-                return true;
-            }
-            return state.get() == DISARMED;
-        }
+        boolean disarm();
 
         /**
          * Whether the action ran (or is running).
          *
          * @return {@code true} once the action started
          */
-        public boolean fired() {
-            return state.get() == FIRED;
-        }
+        boolean fired();
 
         /** Same as {@link #disarm()}. */
         @Override
-        public void close() {
+        default void close() {
             disarm();
-        }
-
-        private boolean fire() {
-            if (!state.compareAndSet(ARMED, FIRED)) {
-                return false;
-            }
-            armed.remove(this);
-            try {
-                onExpiry.run();
-            } catch (RuntimeException | Error e) {
-                LOG.log(System.Logger.Level.WARNING, "watchdog action failed", e);
-            }
-            return true;
         }
     }
 }

@@ -18,6 +18,8 @@ public final class Errno {
     public static final int EPERM = 1;
     /** No such process: the peer exited. */
     public static final int ESRCH = 3;
+    /** Interrupted system call: a signal arrived first. */
+    public static final int EINTR = 4;
     /** Bad address: the remote range is not (or no longer) mapped. */
     public static final int EFAULT = 14;
     /** Invalid argument: e.g. {@code PR_SET_PTRACER} without Yama. */

@@ -1,11 +1,7 @@
 package io.rdma4j.bench.dispatch;
 
+import io.rdma4j.internal.WatchdogThread;
 import io.rdma4j.spi.Deadline;
-import io.rdma4j.spi.Watchdog;
-
-import java.time.Duration;
-import java.util.concurrent.TimeUnit;
-
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Fork;
@@ -18,8 +14,11 @@ import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.TearDown;
 import org.openjdk.jmh.annotations.Warmup;
 
+import java.time.Duration;
+import java.util.concurrent.TimeUnit;
+
 /**
- * What bounding one op in time costs: {@link Watchdog#arm} and {@code disarm} of a guard that
+ * What bounding one op in time costs: {@link WatchdogThread#arm} and {@code disarm} of a guard that
  * never fires, as the dispatcher and the transports do around each op (TCP per connection, verbs
  * per submission). {@code deadlineOnly} is the floor: building the deadline alone.
  *
@@ -39,11 +38,11 @@ public class WatchdogBenchmark {
     private static final Duration TIMEOUT = Duration.ofSeconds(60);
     private static final Runnable NOTHING = () -> { };
 
-    private Watchdog watchdog;
+    private WatchdogThread watchdog;
 
     @Setup
     public void setUp() {
-        watchdog = new Watchdog("bench-watchdog");
+        watchdog = new WatchdogThread("bench-watchdog");
     }
 
     @TearDown

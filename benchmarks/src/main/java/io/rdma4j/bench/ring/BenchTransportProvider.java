@@ -3,6 +3,8 @@ package io.rdma4j.bench.ring;
 import io.rdma4j.spi.Availability;
 import io.rdma4j.spi.Transport;
 import io.rdma4j.spi.TransportContext;
+import io.rdma4j.spi.RemoteBufferRef;
+import io.rdma4j.spi.TransportException;
 import io.rdma4j.spi.TransportOp;
 import io.rdma4j.spi.TransportProvider;
 import io.rdma4j.spi.Deadline;
@@ -154,11 +156,25 @@ public final class BenchTransportProvider implements TransportProvider {
             }
         }
 
-        /** Copies within this process: the buffers of the manager that opened this transport. */
+        /**
+         * Decodes a token once, as a real transport does: its buffer's segment (the token names a
+         * buffer of the manager that opened this transport; it must still be registered).
+         */
+        @Override
+        public Object decodeContext(RemoteBufferRef remote) {
+            MemorySegment segment = registered.get(ByteBuffer.wrap(remote.context()).getLong());
+            if (segment == null) {
+                throw new TransportException(TransportException.Kind.PEER_UNREACHABLE, "not a buffer of this process");
+            }
+            return segment;
+        }
+
+        /** Copies within this process, allocating nothing per op. */
         @Override
         public void submitAndWait(List<TransportOp> ops, Deadline deadline) {
-            for (TransportOp op : ops) {
-                MemorySegment remote = registered.get(ByteBuffer.wrap(op.remote().context()).getLong());
+            for (int i = 0, n = ops.size(); i < n; i++) {
+                TransportOp op = ops.get(i);
+                MemorySegment remote = (MemorySegment) op.remoteContext();
                 if (op.type() == TransportOp.OpType.READ_INTO_LOCAL) {
                     MemorySegment.copy(remote, op.remoteOffset(), op.local(), 0, op.length());
                 } else {

@@ -1,6 +1,6 @@
 package io.rdma4j.internal.control;
 
-import io.rdma4j.spi.Watchdog;
+import io.rdma4j.internal.WatchdogThread;
 import io.rdma4j.testing.Fuzz;
 import org.junit.jupiter.api.Test;
 
@@ -23,7 +23,7 @@ class ControlEndpointFuzzTest {
 
     @Test
     void liveEndpoint_2000FuzzedStreams_repliesOnlyWellFormedFrames_closesEach_andKeepsServing() throws Exception {
-        try (Watchdog watchdog = new Watchdog("test-control-deadlines");
+        try (WatchdogThread watchdog = new WatchdogThread("test-control-deadlines");
              ControlServer server = ControlServer.start("127.0.0.1", 0, EchoService.INSTANCE, watchdog, Duration.ofSeconds(5))) {
             int port = server.localAddress().getPort();
 

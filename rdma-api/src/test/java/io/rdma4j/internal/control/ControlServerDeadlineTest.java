@@ -1,7 +1,7 @@
 package io.rdma4j.internal.control;
 
 import io.rdma4j.PeerReadiness;
-import io.rdma4j.spi.Watchdog;
+import io.rdma4j.internal.WatchdogThread;
 import io.rdma4j.spi.Endpoint;
 import org.junit.jupiter.api.Test;
 
@@ -25,7 +25,7 @@ class ControlServerDeadlineTest {
 
     @Test
     void requestTrickledOneByteAtATime_connectionClosedAfterTheFrameTimeout_andOthersAreServed() throws Exception {
-        try (Watchdog watchdog = new Watchdog("test-control-deadlines");
+        try (WatchdogThread watchdog = new WatchdogThread("test-control-deadlines");
              ControlServer server = ControlServer.start("127.0.0.1", 0, EchoService.INSTANCE, watchdog, FRAME_TIMEOUT);
              Socket slow = new Socket("127.0.0.1", server.localAddress().getPort())) {
             // A release frame of 45 bytes sent one byte every 300 ms would take 13 s; the server stops it first.
@@ -41,7 +41,7 @@ class ControlServerDeadlineTest {
 
     @Test
     void idleConnectionBetweenRequests_isKeptOpen() throws Exception {
-        try (Watchdog watchdog = new Watchdog("test-control-deadlines");
+        try (WatchdogThread watchdog = new WatchdogThread("test-control-deadlines");
              ControlServer server = ControlServer.start("127.0.0.1", 0, EchoService.INSTANCE, watchdog, FRAME_TIMEOUT);
              Socket s = new Socket("127.0.0.1", server.localAddress().getPort())) {
             DataOutputStream out = new DataOutputStream(s.getOutputStream());

@@ -1,0 +1,425 @@
+package io.rdma4j.ibverbs.device;
+
+import io.rdma4j.ibverbs.DeviceTarget;
+import io.rdma4j.ibverbs.ffi.CompletionChannel;
+import io.rdma4j.ibverbs.ffi.CompletionQueue;
+import io.rdma4j.ibverbs.ffi.DeviceAttributes;
+import io.rdma4j.ibverbs.ffi.Gid;
+import io.rdma4j.ibverbs.ffi.Ibv;
+import io.rdma4j.ibverbs.ffi.PortAttributes;
+import io.rdma4j.ibverbs.ffi.ProtectionDomain;
+import io.rdma4j.ibverbs.ffi.VerbsContext;
+import io.rdma4j.ibverbs.ffi.Wakeup;
+import io.rdma4j.ibverbs.ffi.WorkCompletions;
+import io.rdma4j.ibverbs.posting.VerbsConnection;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.LockSupport;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * One opened RDMA device as the transport uses it: its context, one protection domain, one
+ * completion channel and one completion queue shared by all its queue pairs, and the one poller
+ * thread that serves that queue. The poller spins on an empty queue until its poll window
+ * ({@link PollWindow}: the busy-poll time, or longer for a device whose ops typically take longer)
+ * has passed since any thread last took a completion, then arms the queue and
+ * sleeps on the completion channel without a timeout, so an idle device costs no CPU; {@link
+ * #close} wakes it through a {@link Wakeup}. A thread waiting for its own ops may poll the queue
+ * too ({@link #pollOnce}): it then needs no wakeup, and while such ops keep coming the poller keeps
+ * spinning instead of arming the queue, so they raise no completion events either.
+ *
+ * <p>Thread-safe: one thread at a time takes completions off the queue (under a lock), and
+ * delivers them after letting go of it. {@link #close} stops the poller, waits for a caller's
+ * poll in progress, then closes the context, which frees every queue pair, memory region and
+ * queue created from it.
+ */
+public final class VerbsDevice implements AutoCloseable {
+
+    /** The port every queue pair uses. */
+    public static final int PORT = 1;
+    /** Completions taken per {@code ibv_poll_cq}. */
+    static final int POLL_BATCH = 64;
+    /**
+     * How long the poller sleeps at a time while a waiting caller polls the queue: that caller
+     * delivers every completion, and the CPU the poller would spin on is the driver's (soft-RoCE
+     * does its work on the host's CPUs) or the caller's.
+     */
+    public static final long REST_NANOS = TimeUnit.MICROSECONDS.toNanos(50);
+    private static final System.Logger LOG = System.getLogger(VerbsDevice.class.getName());
+
+    final VerbsContext context;
+    public final String name;
+    public final ProtectionDomain pd;
+    public final PortAttributes port;
+    public final DeviceAttributes attributes;
+    public final int gidIndex;
+    public final Gid gid;
+    public final CompletionQueue cq;
+    private final CompletionChannel channel;
+    /** How long the poller spins on an empty queue after the last completion; a waiting thread polls it as long. */
+    public final PollWindow pollWindow;
+    /** Posted chunks by work request id, until their completion (or close) takes them. */
+    private final WorkRequestTable inFlight;
+    /** Completion-queue entries not promised to a posted work request: posting never overflows the queue. */
+    private final AtomicInteger cqRoom;
+    /** Connections that found no room in the completion queue; the poller wakes them as completions free some. */
+    private final ConcurrentLinkedQueue<VerbsConnection> starved = new ConcurrentLinkedQueue<>();
+    private final Thread poller;
+    private volatile boolean closing;
+    /** Held while a thread takes completions off the queue into {@link #polled}; close() takes it after {@link #closing}. */
+    private final ReentrantLock pollLock = new ReentrantLock();
+    /** Where {@code ibv_poll_cq} writes; guarded by {@link #pollLock}, freed by close(). */
+    private final WorkCompletions polled;
+    /** Whether a waiting caller polls this queue ({@link #claimWaiterPolling}); one at a time. */
+    private final AtomicBoolean waiterPolling = new AtomicBoolean();
+    /**
+     * Whether that caller is delivering completions, and so maybe running user callbacks that
+     * wait for other ops (which it cannot poll for meanwhile): the poller does not rest then.
+     */
+    private volatile boolean waiterDelivering;
+    /**
+     * When a thread last took completions off the queue ({@link System#nanoTime}); the poller spins
+     * for the poll window ({@link PollWindow}) after it.
+     */
+    private volatile long lastCompletion = System.nanoTime();
+    /** Work completions taken off the queue so far, by the poller and by waiting callers. */
+    private final AtomicLong completions = new AtomicLong();
+    /** Times the poller came back from sleeping on the completion channel; written by the poller only. */
+    private volatile long wakeups;
+    /** Whether the poller sleeps on the completion channel (or is about to). */
+    private volatile boolean parked;
+    private final Wakeup wakeup;
+
+    private VerbsDevice(VerbsContext context, PortAttributes port, int cqEntries, long busyPollNanos) {
+        this.context = context;
+        this.name = context.deviceName();
+        this.port = port;
+        this.pollWindow = new PollWindow(busyPollNanos);
+        this.attributes = context.queryDevice();
+        this.gidIndex = gidIndex(context, port);
+        this.gid = context.queryGid(PORT, gidIndex);
+        this.pd = context.allocateProtectionDomain();
+        this.channel = context.createCompletionChannel();
+        this.cq = context.createCompletionQueue(Math.min(cqEntries, attributes.maxCqe()), channel);
+        this.cqRoom = new AtomicInteger(cq.entries());
+        this.inFlight = new WorkRequestTable(cq.entries());
+        this.polled = WorkCompletions.allocate(POLL_BATCH);
+        this.wakeup = Wakeup.create();        // last: a failure above leaves nothing but what closing the context frees
+        this.poller = Thread.ofPlatform().daemon().name("rdma4j-verbs-poller-" + name).unstarted(this::poll);
+    }
+
+    /**
+     * Opens every device the target allows ({@link DeviceChoice}), best ranked first, and logs at
+     * INFO which and why. On failure closes what it opened.
+     *
+     * @throws IllegalStateException when no device with an active port fits
+     */
+    public static List<VerbsDevice> openChosen(Optional<DeviceTarget> target, int cqEntries, long busyPollNanos) {
+        List<DeviceChoice.Candidate> candidates = new ArrayList<>();
+        for (String n : VerbsContext.deviceNames()) {
+            try (VerbsContext c = VerbsContext.open(n)) {
+                candidates.add(new DeviceChoice.Candidate(n, c.queryPort(PORT), PciTopology.HOST.rdmaDeviceNumaNode(n),
+                        PciTopology.HOST.rdmaDevicePath(n)));
+            } catch (RuntimeException e) {
+                LOG.log(System.Logger.Level.INFO, "RDMA device {0} skipped: {1}", n, e.getMessage());
+            }
+        }
+        DeviceChoice choice = DeviceChoice.of(candidates, target);
+        List<VerbsDevice> opened = new ArrayList<>();
+        try {
+            for (DeviceChoice.Candidate c : choice.devices()) {
+                opened.add(open(c, cqEntries, busyPollNanos));
+            }
+        } catch (RuntimeException e) {
+            opened.forEach(VerbsDevice::close);
+            throw e;
+        }
+        LOG.log(System.Logger.Level.INFO, "ibverbs uses {0} on port {1}: {2}; candidates {3}",
+                opened.stream().map(d -> d.name + " (GID " + d.gid + " index " + d.gidIndex + ", LID " + d.port.lid() + ")").toList(),
+                PORT, choice.why(), candidates.stream().map(DeviceChoice.Candidate::toString).toList());
+        return opened;
+    }
+
+    private static VerbsDevice open(DeviceChoice.Candidate chosen, int cqEntries, long busyPollNanos) {
+        VerbsContext context = VerbsContext.open(chosen.name());
+        VerbsDevice device;
+        try {
+            device = new VerbsDevice(context, chosen.port(), cqEntries, busyPollNanos);
+        } catch (RuntimeException e) {
+            context.close();
+            throw e;
+        }
+        device.poller.start();
+        return device;
+    }
+
+    /** On Ethernet (RoCE) the first IPv4-mapped GID (RoCE v2 over IPv4), else the first non-zero one; index 0 on InfiniBand. */
+    private static int gidIndex(VerbsContext context, PortAttributes port) {
+        if (port.linkLayer() != Ibv.IBV_LINK_LAYER_ETHERNET) {
+            return 0;
+        }
+        int firstNonZero = -1;
+        for (int i = 0; i < port.gidTableLength(); i++) {
+            Gid g = context.queryGid(PORT, i);
+            if (g.isIpv4Mapped()) {
+                return i;
+            }
+            if (firstNonZero < 0 && !g.isZero()) {
+                firstNonZero = i;
+            }
+        }
+        if (firstNonZero < 0) {
+            throw new IllegalStateException(context.deviceName() + " has no GID on port " + PORT);
+        }
+        return firstNonZero;
+    }
+
+    /** The largest message one work request may move here, capped so that its length fits an SGE. */
+    public long maxMessageBytes() {
+        long m = port.maxMessageSize();
+        return m <= 0 ? 1L << 30 : Math.min(m, 1L << 30);
+    }
+
+    /** Takes one completion-queue entry for a work request about to be posted; false when the queue is fully promised. */
+    public boolean reserveCompletion() {
+        for (int room = cqRoom.get(); room > 0; room = cqRoom.get()) {
+            if (cqRoom.compareAndSet(room, room - 1)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** Gives back the entry of a work request that completed, or whose post failed. */
+    public void releaseCompletion() {
+        cqRoom.incrementAndGet();
+    }
+
+    /** {@code c} waits for completion-queue room; the poller calls {@link VerbsConnection#resume} once some frees up. */
+    public void starved(VerbsConnection c) {
+        starved.add(c);
+    }
+
+    /** Registers {@code chunk} as in flight under a new work request id, which it sets in the chunk and returns. */
+    public long track(VerbsConnection.Chunk chunk) {
+        return inFlight.add(chunk);
+    }
+
+    /**
+     * Forgets a chunk that was not posted.
+     *
+     * @return false when it was no longer tracked: the device's close already failed it ({@link #close})
+     */
+    public boolean untrack(long id) {
+        return inFlight.take(id) != null;
+    }
+
+    private void poll() {
+        try {
+            while (!closing) {
+                if (waiterPolling.get() && !waiterDelivering) {     // the caller takes every completion meanwhile
+                    LockSupport.parkNanos(this, REST_NANOS);
+                    continue;
+                }
+                if (pollOnce(true) > 0) {
+                    continue;
+                }
+                if (System.nanoTime() - lastCompletion < pollWindow.nanos()) {    // taken by anyone, waiters too
+                    Thread.onSpinWait();
+                    continue;
+                }
+                if (closing) {
+                    break;
+                }
+                cq.requestNotification(false);
+                if (pollOnce(true) > 0) {      // a completion that came before the arming raises no event
+                    continue;
+                }
+                parked = true;
+                channel.awaitEvent(-1, wakeup);     // no timeout: a completion or close() ends it
+                parked = false;
+                wakeups++;
+                lastCompletion = System.nanoTime();     // spin a while: a waiting caller may have taken the completion
+            }
+        } catch (RuntimeException | Error e) {
+            if (!closing) {
+                LOG.log(System.Logger.Level.ERROR, "completion poller of " + name + " failed; ops on it fail", e);
+                failAll("the completion poller of " + name + " failed: " + e);
+            }
+        }
+    }
+
+    /** Claims the one place of a waiting caller that polls this queue; false when another waiting caller holds it. */
+    public boolean claimWaiterPolling() {
+        return !waiterPolling.get() && waiterPolling.compareAndSet(false, true);
+    }
+
+    /** Gives back the place {@link #claimWaiterPolling} claimed. */
+    public void releaseWaiterPolling() {
+        waiterPolling.set(false);
+    }
+
+    /**
+     * Takes up to {@link #POLL_BATCH} completions off the queue and delivers them on the calling
+     * thread: their chunks complete, their connections post what waits, and connections starved
+     * of completion-queue room resume. The poller calls it, and so may a thread waiting for its
+     * own ops, which then needs no wakeup.
+     *
+     * @param wait true for the poller, which waits while another thread polls; false for the one
+     *             waiting caller that claimed the queue ({@link #claimWaiterPolling}), which leaves
+     *             the completions to a thread already polling
+     * @return completions delivered; 0 when none waited, another thread was polling, or the device is closing
+     */
+    public int pollOnce(boolean wait) {
+        long[] taken;
+        if (wait) {
+            pollLock.lock();
+        } else if (!pollLock.tryLock()) {
+            return 0;
+        }
+        try {
+            if (closing) {
+                return 0;
+            }
+            int n = cq.poll(polled);
+            if (n == 0) {
+                return 0;
+            }
+            taken = new long[2 * n];        // copied out: delivery runs unlocked and may poll again (nested waits)
+            for (int i = 0; i < n; i++) {
+                taken[2 * i] = polled.workRequestId(i);
+                taken[2 * i + 1] = (long) polled.status(i) << 32 | Integer.toUnsignedLong(polled.vendorError(i));
+            }
+        } finally {
+            pollLock.unlock();
+        }
+        lastCompletion = System.nanoTime();
+        if (!wait) {
+            waiterDelivering = true;
+        }
+        try {
+            deliver(taken);
+            resumeStarved();
+        } finally {
+            if (!wait) {
+                waiterDelivering = false;
+            }
+        }
+        return taken.length / 2;
+    }
+
+    /**
+     * Times the poller woke from the completion channel so far: one per completion event (or
+     * close). Stays still while the device is idle: the poller sleeps without a timeout.
+     */
+    public long wakeups() {
+        return wakeups;
+    }
+
+    /** Whether the poller sleeps on the completion channel now (or is about to). */
+    public boolean isParked() {
+        return parked;
+    }
+
+    /** The poller thread's stack now (for tests: where it sleeps). */
+    public StackTraceElement[] pollerStack() {
+        return poller.getStackTrace();
+    }
+
+    /** Work completions taken off this device's queue so far (for tests and diagnostics). */
+    public long completions() {
+        return completions.get();
+    }
+
+    /** {@code taken}: per completion its work request id, then its status (high half) and vendor error (low half). */
+    private void deliver(long[] taken) {
+        completions.addAndGet(taken.length / 2);
+        for (int i = 0; i < taken.length; i += 2) {
+            VerbsConnection.Chunk c = inFlight.take(taken[i]);
+            if (c != null) {
+                int status = (int) (taken[i + 1] >>> 32);
+                c.completed(status, status == Ibv.IBV_WC_SUCCESS ? null
+                        : WorkCompletions.statusText(status) + " (status " + status + ", vendor error 0x"
+                        + Integer.toHexString((int) taken[i + 1]) + ")");
+            }
+        }
+    }
+
+    private void resumeStarved() {
+        for (int i = starved.size(); i > 0; i--) {      // those starved again re-queue themselves
+            VerbsConnection c = starved.poll();
+            if (c == null) {
+                return;
+            }
+            c.resume();
+        }
+    }
+
+    /**
+     * Accounts for the chunks of {@code c}, whose queue pair was just destroyed ({@link
+     * VerbsConnection#destroyNow}): first takes what the completion queue holds (the completions
+     * of its work requests that came before the destroy are there, or already taken by another
+     * thread), then fails, as flushed, its chunks still tracked: no completion comes for them any
+     * more, and the device touches none of their memory. The completion-queue room of each is given
+     * back once, by whichever of this and a delivery in progress takes it from the table.
+     */
+    public void retireDestroyed(VerbsConnection c, String why) {
+        while (pollOnce(true) == POLL_BATCH) {
+            // a full batch: there may be more
+        }
+        List<VerbsConnection.Chunk> left = new ArrayList<>();
+        inFlight.takeIf(chunk -> chunk.connection == c, left::add);
+        for (VerbsConnection.Chunk chunk : left) {
+            chunk.completed(Ibv.IBV_WC_WR_FLUSH_ERR, "not completed: its queue pair was destroyed (" + why + ")");
+        }
+    }
+
+    private void failAll(String why) {
+        List<VerbsConnection.Chunk> failed = new ArrayList<>();
+        inFlight.takeAll(failed::add);      // first all, then fail them: failing one may track more (they fail when posted)
+        for (VerbsConnection.Chunk c : failed) {
+            c.completed(-1, why);
+        }
+    }
+
+    /** Stops the poller (wakes it if parked), fails what is still in flight, closes the device. Idempotent. */
+    @Override
+    public void close() {
+        if (closing) {
+            return;
+        }
+        closing = true;
+        wakeup.signal();
+        LockSupport.unpark(poller);     // when it rests while a caller polls
+        try {
+            poller.join(TimeUnit.SECONDS.toMillis(5));
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        if (poller.isAlive()) {
+            LOG.log(System.Logger.Level.WARNING, "the completion poller of {0} did not stop within 5 s", name);
+        } else {
+            wakeup.close();
+        }
+        pollLock.lock();        // a caller's poll in progress ends first; later ones see closing
+        try {
+            polled.close();
+            context.close();
+        } finally {
+            pollLock.unlock();
+        }
+        failAll("the ibverbs transport closed");
+    }
+
+    @Override
+    public String toString() {
+        return name;
+    }
+}

@@ -1,0 +1,128 @@
+package io.rdma4j.ibverbs.posting;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * Whose turn it is to post to a queue pair, where posting must be done by one thread at a time
+ * and must not make other threads wait: a thread that finds another one posting leaves its items
+ * to that thread and returns at once; the thread posting posts them before it lets go, and looks
+ * again after letting go, so that nothing handed over is left behind. On soft-RoCE {@code
+ * ibv_post_send} sends the whole message before it returns; threads that queued on a plain lock
+ * instead spent most of their time parked there, in a convoy that a preempted holder stretched to
+ * tens of milliseconds.
+ *
+ * <p>Items are posted in rounds, one round per turn, in the order they were handed over. Once a
+ * post in a round failed, the rest of that round is not posted: {@link Poster#post} is told the
+ * failure and gives it back, and {@link Poster#roundFailed} gets the round's items from the first
+ * failed one on, after the turn is let go.
+ *
+ * <p>Thread-safe.
+ *
+ * @param <T> what is posted
+ */
+public final class PostingTurn<T> {
+
+    /** What posting an item means; called by whichever thread has the turn. */
+    interface Poster<T> {
+        /**
+         * Posts {@code item}, with the turn held; must not block on other threads.
+         *
+         * @param failure this round's first failure, or null: when set, {@code item} is not posted
+         * @return the round's failure after this item: {@code failure}, or this item's, or null
+         */
+        String post(T item, String failure);
+
+        /**
+         * A round failed: called without the turn, with the round's items from the first failed
+         * one on, in order.
+         */
+        void roundFailed(List<T> items, String failure);
+
+        /**
+         * A round ended and the turn is about to be let go; called with the turn held. Items
+         * handed over from now on are posted by a thread that looks again after letting go.
+         */
+        default void roundEnded() {
+        }
+    }
+
+    private final ReentrantLock turn = new ReentrantLock();
+    private final ConcurrentLinkedQueue<T> handed = new ConcurrentLinkedQueue<>();
+    private final Poster<T> poster;
+
+    PostingTurn(Poster<T> poster) {
+        this.poster = poster;
+    }
+
+    /**
+     * Posts {@code item} now, when no other thread posts and nothing waits (no queue then), or
+     * leaves it to the thread that posts.
+     */
+    void post(T item) {
+        if (!handed.isEmpty() || !turn.tryLock()) {
+            handed.add(item);
+            postHanded();
+            return;
+        }
+        String failure;
+        try {
+            failure = poster.post(item, null);
+            poster.roundEnded();
+        } finally {
+            turn.unlock();
+        }
+        if (failure != null) {      // first, so that what was handed over meanwhile learns of it
+            poster.roundFailed(List.of(item), failure);
+        }
+        postHanded();       // what was handed over while this thread had the turn
+    }
+
+    /** Posts {@code first}, then {@code more} (may be null), in that order, as {@link #post} does. */
+    void post(T first, List<T> more) {
+        handed.add(first);
+        if (more != null) {
+            handed.addAll(more);
+        }
+        postHanded();
+    }
+
+    /**
+     * Runs {@code action} while no thread posts, waiting for the turn (to destroy what is posted
+     * to). Items handed over meanwhile are posted by the next thread to post.
+     */
+    void exclusively(Runnable action) {
+        turn.lock();
+        try {
+            action.run();
+        } finally {
+            turn.unlock();
+        }
+    }
+
+    private void postHanded() {
+        // An item handed over while the thread posting was letting go is seen by this look
+        // again: the hand-over comes before the failed tryLock, which comes before that unlock.
+        while (!handed.isEmpty() && turn.tryLock()) {
+            List<T> failed = null;
+            String failure = null;
+            try {
+                T item;
+                while ((item = handed.poll()) != null) {
+                    failure = poster.post(item, failure);
+                    if (failure != null) {
+                        (failed == null ? failed = new ArrayList<>() : failed).add(item);
+                    }
+                }
+                poster.roundEnded();
+            } finally {
+                turn.unlock();
+            }
+            if (failed != null) {
+                poster.roundFailed(failed, failure);
+            }
+        }
+    }
+}

@@ -1,0 +1,337 @@
+package io.rdma4j.spark;
+
+import io.rdma4j.RdmaAction;
+import io.rdma4j.RdmaBuffer;
+import io.rdma4j.RdmaRemoteBuffer;
+import io.rdma4j.RdmaResult;
+import java.io.InputStream;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.nio.ByteBuffer;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Deque;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import org.apache.spark.shuffle.FetchFailedException;
+import org.apache.spark.shuffle.ShuffleReadMetricsReporter;
+import org.apache.spark.storage.BlockManagerId;
+import org.apache.spark.storage.ShuffleBlockId;
+
+/**
+ * Fetches a reduce task's blocks with one-sided reads and hands them out one at a time.
+ *
+ * <p>Each map output contributes one read: the bytes of the task's partition range, which are
+ * contiguous in the map output. Reads are packed, in the order Spark listed the map outputs,
+ * into actions of at most {@link RdmaShuffleConf#maxOpsPerAction()} reads and
+ * {@link RdmaShuffleConf#fetchBufferSize()} bytes, each read landing in a reused staging buffer
+ * (a read larger than one staging buffer gets an action and a segment of its own). While the
+ * task deserializes one action's blocks the next action is already in flight; the time the task
+ * waits for an action is its fetch wait time.
+ *
+ * <p>Failures: an action that fails (or misses its deadline) is followed by one read per map
+ * output of the action, to name the output that cannot be read; the task then fails with Spark's
+ * {@link FetchFailedException} for that map output, so the scheduler recomputes it. When every
+ * one of those reads succeeds, their bytes are used. A map output whose token the driver does not
+ * know, or whose token does not cover the partitions, fails the same way before anything is
+ * read. Bytes are never handed out from an action that did not complete.
+ */
+final class BlockFetcher {
+
+    /** One map output's part of the fetch. */
+    record MapRead(BlockManagerId address, long mapId, int mapIndex, MapOutputToken output,
+                   int startPartition, int endPartition) {
+        long from() {
+            return output.offsets()[startPartition];
+        }
+
+        long length() {
+            return output.offsets()[endPartition] - from();
+        }
+    }
+
+    /** One block: its id and a stream over its bytes. */
+    record Block(ShuffleBlockId id, InputStream stream) {
+    }
+
+    private final class Batch {
+        final List<MapRead> reads = new ArrayList<>();
+        long bytes;
+        MemorySegment memory;
+        Arena dedicated;
+        CompletableFuture<RdmaResult> future;
+
+        void start() {
+            if (bytes > conf.fetchBufferSize()) {
+                dedicated = Arena.ofShared();
+                memory = dedicated.allocate(bytes, 64);
+            } else {
+                memory = state.takeStaging();
+            }
+            RdmaAction action = state.manager().newAction();
+            long at = 0;
+            for (MapRead read : reads) {
+                action.readInto(remote(read), memory.asSlice(at, read.length()));
+                at += read.length();
+            }
+            future = action.submitForResult(conf.fetchTimeout());
+        }
+
+        void free() {
+            CompletableFuture<RdmaResult> f = future;
+            if (f != null && !f.isDone()) {
+                f.cancel(true);
+            }
+            if (dedicated != null) {
+                dedicated.close();
+                dedicated = null;
+            } else if (memory != null) {
+                state.returnStaging(memory);
+            }
+            memory = null;
+        }
+    }
+
+    private final ExecutorShuffleState state;
+    private final RdmaShuffleConf conf;
+    private final int shuffleId;
+    private final ShuffleReadMetricsReporter metrics;
+    private final Deque<Block> ready = new ArrayDeque<>();
+    private final Deque<Batch> planned = new ArrayDeque<>();
+    private final Map<String, long[]> routes = new HashMap<>();
+    private Batch current;
+    private Batch next;
+    private boolean freed;
+
+    /**
+     * Plans the fetch; local map outputs (this process's own buffers) become blocks at once,
+     * remote ones are packed into actions, the first of which starts now.
+     */
+    BlockFetcher(ExecutorShuffleState state, int shuffleId, List<MapRead> reads, ShuffleReadMetricsReporter metrics) {
+        this.state = state;
+        this.conf = state.conf();
+        this.shuffleId = shuffleId;
+        this.metrics = metrics;
+        Batch batch = null;
+        for (MapRead read : reads) {
+            if (read.length() == 0) {
+                continue;
+            }
+            RdmaBuffer local = state.ownedBuffer(shuffleId, read.mapId());
+            if (local != null) {
+                addBlocks(read, local.segment().asSlice(read.from(), read.length()), false);
+                count("local", blocksIn(read), read.length());
+                continue;
+            }
+            if (read.output().token() == null) {
+                throw sneaky(fetchFailed(read, "the map output was published empty but holds "
+                        + read.length() + " B for partitions " + read.startPartition() + ".." + read.endPartition(), null));
+            }
+            if (batch == null || batch.reads.size() >= conf.maxOpsPerAction()
+                    || (batch.bytes + read.length() > conf.fetchBufferSize() && !batch.reads.isEmpty())) {
+                batch = new Batch();
+                planned.add(batch);
+            }
+            batch.reads.add(read);
+            batch.bytes += read.length();
+        }
+        if (!planned.isEmpty()) {
+            next = planned.poll();
+            next.start();
+        }
+    }
+
+    private RdmaRemoteBuffer remote(MapRead read) {
+        RdmaRemoteBuffer whole = RdmaRemoteBuffer.fromBytes(read.output().token());
+        return whole.slice(read.from(), read.length());
+    }
+
+    /**
+     * @return the next block, or null when every block was handed out
+     * @throws FetchFailedException (thrown unchecked) when a map output cannot be read
+     */
+    Block nextBlock() {
+        while (ready.isEmpty()) {
+            if (next == null) {
+                return null;
+            }
+            if (current != null) {
+                current.free();
+            }
+            current = next;
+            next = null;
+            awaitBatch(current);
+            if (!planned.isEmpty()) {
+                next = planned.poll();
+                next.start();
+            }
+            long at = 0;
+            for (MapRead read : current.reads) {
+                addBlocks(read, current.memory.asSlice(at, read.length()), true);
+                at += read.length();
+            }
+        }
+        return ready.poll();
+    }
+
+    private void awaitBatch(Batch batch) {
+        long start = System.nanoTime();
+        RdmaResult result;
+        try {
+            result = batch.future.get(conf.fetchTimeout().toMillis() + 5_000, TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+            batch.future.cancel(true);
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted while fetching shuffle " + shuffleId + " blocks", e);
+        } catch (ExecutionException | TimeoutException | CancellationException e) {
+            batch.future.cancel(true);
+            result = retryOneByOne(batch, e instanceof ExecutionException ? e.getCause() : e);
+        } finally {
+            metrics.incFetchWaitTime(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start));
+        }
+        String route = String.join("+", result.transports());
+        for (MapRead read : batch.reads) {
+            count(route, blocksIn(read), read.length());
+        }
+    }
+
+    /** Reads each map output of a failed action on its own; the first that fails is the fetch failure. */
+    private RdmaResult retryOneByOne(Batch batch, Throwable batchFailure) {
+        List<String> transports = new ArrayList<>();
+        long at = 0;
+        for (MapRead read : batch.reads) {
+            CompletableFuture<RdmaResult> single = state.manager().newAction()
+                    .readInto(remote(read), batch.memory.asSlice(at, read.length()))
+                    .submitForResult(conf.fetchTimeout());
+            batch.future = single;
+            try {
+                RdmaResult r = single.get(conf.fetchTimeout().toMillis() + 5_000, TimeUnit.MILLISECONDS);
+                r.transports().stream().filter(t -> !transports.contains(t)).forEach(transports::add);
+            } catch (InterruptedException e) {
+                single.cancel(true);
+                Thread.currentThread().interrupt();
+                throw new IllegalStateException("interrupted while fetching shuffle " + shuffleId + " blocks", e);
+            } catch (ExecutionException | TimeoutException | CancellationException e) {
+                single.cancel(true);
+                Throwable cause = e instanceof ExecutionException ? e.getCause() : e;
+                throw sneaky(fetchFailed(read, "rdma4j read of " + read.length() + " B failed: " + cause, cause));
+            }
+            at += read.length();
+        }
+        return new RdmaResult(transports, batch.reads.size(), batch.bytes, java.time.Duration.ZERO);
+    }
+
+    private void addBlocks(MapRead read, MemorySegment bytes, boolean remote) {
+        long[] offsets = read.output().offsets();
+        long base = offsets[read.startPartition()];
+        for (int p = read.startPartition(); p < read.endPartition(); p++) {
+            long length = offsets[p + 1] - offsets[p];
+            if (length == 0) {
+                continue;
+            }
+            ByteBuffer view = bytes.asSlice(offsets[p] - base, length).asByteBuffer();
+            ready.add(new Block(new ShuffleBlockId(shuffleId, read.mapId(), p), new SegmentInputStream(view)));
+            if (remote) {
+                metrics.incRemoteBlocksFetched(1);
+                metrics.incRemoteBytesRead(length);
+            } else {
+                metrics.incLocalBlocksFetched(1);
+                metrics.incLocalBytesRead(length);
+            }
+        }
+    }
+
+    private static long blocksIn(MapRead read) {
+        long[] offsets = read.output().offsets();
+        long n = 0;
+        for (int p = read.startPartition(); p < read.endPartition(); p++) {
+            if (offsets[p + 1] > offsets[p]) {
+                n++;
+            }
+        }
+        return n;
+    }
+
+    private void count(String route, long blocks, long bytes) {
+        long[] c = routes.computeIfAbsent(route, r -> new long[2]);
+        c[0] += blocks;
+        c[1] += bytes;
+    }
+
+    /** @return transport name ({@code local} for this process's own outputs) to {blocks, bytes} so far */
+    Map<String, long[]> routes() {
+        return routes;
+    }
+
+    FetchFailedException fetchFailed(MapRead read, String message, Throwable cause) {
+        return new FetchFailedException(read.address(), shuffleId, read.mapId(), read.mapIndex(),
+                read.startPartition(), message, cause);
+    }
+
+    /** Cancels what is in flight and gives the memory back; idempotent. */
+    void free() {
+        if (freed) {
+            return;
+        }
+        freed = true;
+        ready.clear();
+        if (current != null) {
+            current.free();
+        }
+        if (next != null) {
+            next.free();
+        }
+        planned.clear();
+    }
+
+    @SuppressWarnings("unchecked")
+    static <E extends Throwable> RuntimeException sneaky(Throwable t) throws E {
+        throw (E) t;
+    }
+
+    /** An input stream over a block's bytes. */
+    static final class SegmentInputStream extends InputStream {
+        private final ByteBuffer buffer;
+
+        SegmentInputStream(ByteBuffer buffer) {
+            this.buffer = buffer;
+        }
+
+        @Override
+        public int read() {
+            return buffer.hasRemaining() ? buffer.get() & 0xff : -1;
+        }
+
+        @Override
+        public int read(byte[] b, int off, int len) {
+            java.util.Objects.checkFromIndexSize(off, len, b.length);
+            if (len == 0) {
+                return 0;
+            }
+            if (!buffer.hasRemaining()) {
+                return -1;
+            }
+            int n = Math.min(len, buffer.remaining());
+            buffer.get(b, off, n);
+            return n;
+        }
+
+        @Override
+        public long skip(long n) {
+            int k = (int) Math.max(0, Math.min(n, buffer.remaining()));
+            buffer.position(buffer.position() + k);
+            return k;
+        }
+
+        @Override
+        public int available() {
+            return buffer.remaining();
+        }
+    }
+}

@@ -1,0 +1,143 @@
+package io.rdma4j.spark;
+
+import java.util.HashMap;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import org.apache.spark.rpc.RpcCallContext;
+import org.apache.spark.rpc.RpcEndpoint;
+import org.apache.spark.rpc.RpcEnv;
+import org.apache.spark.rpc.ThreadSafeRpcEndpoint;
+import scala.Function1;
+import scala.PartialFunction;
+import scala.runtime.AbstractPartialFunction;
+import scala.runtime.BoxedUnit;
+
+/**
+ * The driver's RPC endpoint that keeps every map output's {@link MapOutputToken}, keyed by shuffle
+ * id and map id.
+ *
+ * <p>Why here and not in the {@code MapStatus}: a {@code MapStatus} is a sealed Spark type whose
+ * sizes are lossy (log-encoded, or averaged above 2000 partitions), and the tracker ships it
+ * with Spark's own encoding; the token and the exact offsets travel next to it instead. An
+ * executor publishes an output with a synchronous ask before its map task returns the
+ * {@code MapStatus}, so every map output the {@code MapOutputTracker} knows has its token here;
+ * a reducer asks once per shuffle and caches the answer. The tracker stays the authority on
+ * which outputs are live: a reducer only asks for the map ids the tracker names.
+ */
+final class TokenRegistry implements ThreadSafeRpcEndpoint {
+
+    /** The endpoint's name in the driver's RpcEnv. */
+    static final String NAME = "rdma4j-shuffle-tokens";
+
+    private static final System.Logger LOG = System.getLogger(TokenRegistry.class.getName());
+
+    private final RpcEnv rpcEnv;
+    private final Map<Integer, Map<Long, MapOutputToken>> outputs = new ConcurrentHashMap<>();
+    private final Map<String, long[]> routes = new ConcurrentHashMap<>();
+
+    TokenRegistry(RpcEnv rpcEnv) {
+        this.rpcEnv = rpcEnv;
+        RpcEndpoint.$init$(this);
+    }
+
+    @Override
+    public RpcEnv rpcEnv() {
+        return rpcEnv;
+    }
+
+    /** Forgets a shuffle's outputs (the driver's unregisterShuffle). */
+    void remove(int shuffleId) {
+        outputs.remove(shuffleId);
+    }
+
+    /** @return how many outputs of the shuffle are known */
+    int outputCount(int shuffleId) {
+        Map<Long, MapOutputToken> byMap = outputs.get(shuffleId);
+        return byMap == null ? 0 : byMap.size();
+    }
+
+    /** @return transport name to {blocks, bytes}, summed over every reduce task's report so far */
+    Map<String, long[]> routes() {
+        Map<String, long[]> copy = new HashMap<>();
+        routes.forEach((k, v) -> {
+            synchronized (v) {
+                copy.put(k, v.clone());
+            }
+        });
+        return copy;
+    }
+
+    void publish(int shuffleId, MapOutputToken output) {
+        outputs.computeIfAbsent(shuffleId, id -> new ConcurrentHashMap<>()).put(output.mapId(), output);
+    }
+
+    HashMap<Long, MapOutputToken> lookup(int shuffleId) {
+        Map<Long, MapOutputToken> byMap = outputs.get(shuffleId);
+        return byMap == null ? new HashMap<>() : new HashMap<>(byMap);
+    }
+
+    void report(RegistryMessages.RouteReport report) {
+        report.byTransport().forEach((transport, counts) -> {
+            long[] total = routes.computeIfAbsent(transport, t -> new long[2]);
+            synchronized (total) {
+                total[0] += counts[0];
+                total[1] += counts[1];
+            }
+        });
+        LOG.log(System.Logger.Level.DEBUG, () -> "shuffle " + report.shuffleId() + " on executor "
+                + report.executorId() + " read over " + describe(report.byTransport()));
+    }
+
+    static String describe(Map<String, long[]> byTransport) {
+        StringBuilder sb = new StringBuilder();
+        byTransport.forEach((t, c) -> sb.append(sb.isEmpty() ? "" : ", ").append(t).append(": ")
+                .append(c[0]).append(" block(s), ").append(c[1]).append(" B"));
+        return sb.toString();
+    }
+
+    @Override
+    public PartialFunction<Object, BoxedUnit> receiveAndReply(RpcCallContext context) {
+        return new AbstractPartialFunction<>() {
+            @Override
+            public boolean isDefinedAt(Object message) {
+                return message instanceof RegistryMessages.Publish || message instanceof RegistryMessages.Lookup;
+            }
+
+            @Override
+            public <A1, B1> B1 applyOrElse(A1 message, Function1<A1, B1> fallback) {
+                if (message instanceof RegistryMessages.Publish p) {
+                    publish(p.shuffleId(), p.output());
+                    context.reply(Boolean.TRUE);
+                } else if (message instanceof RegistryMessages.Lookup l) {
+                    context.reply(lookup(l.shuffleId()));
+                } else {
+                    return fallback.apply(message);
+                }
+                @SuppressWarnings("unchecked")
+                B1 unit = (B1) BoxedUnit.UNIT;
+                return unit;
+            }
+        };
+    }
+
+    @Override
+    public PartialFunction<Object, BoxedUnit> receive() {
+        return new AbstractPartialFunction<>() {
+            @Override
+            public boolean isDefinedAt(Object message) {
+                return message instanceof RegistryMessages.RouteReport;
+            }
+
+            @Override
+            public <A1, B1> B1 applyOrElse(A1 message, Function1<A1, B1> fallback) {
+                if (message instanceof RegistryMessages.RouteReport r) {
+                    report(r);
+                    @SuppressWarnings("unchecked")
+                    B1 unit = (B1) BoxedUnit.UNIT;
+                    return unit;
+                }
+                return fallback.apply(message);
+            }
+        };
+    }
+}

@@ -1,0 +1,188 @@
+package io.rdma4j.spark;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.rdma4j.RdmaManager;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import org.apache.spark.FetchFailed;
+import org.apache.spark.ShuffleDependency;
+import org.apache.spark.SparkConf;
+import org.apache.spark.SparkEnv;
+import org.apache.spark.api.java.JavaPairRDD;
+import org.apache.spark.api.java.JavaSparkContext;
+import org.apache.spark.scheduler.SparkListener;
+import org.apache.spark.scheduler.SparkListenerTaskEnd;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+import scala.Tuple2;
+
+/**
+ * Jobs on a local cluster (a master, two workers and two executors, each executor its own JVM)
+ * whose shuffles go through {@link RdmaShuffleManager}, checked against the same jobs on the same
+ * data with Spark's built-in sort shuffle.
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+class SparkJobsOverRdmaShuffleTest {
+
+    private static final int RECORDS = 20_000;
+    /** A prime above RECORDS: i * 7919 mod it is a permutation, so sort keys are unique. */
+    private static final int PRIME = 20_011;
+
+    private Map<Integer, List<String>> expectedGroups;
+    private Map<Integer, Long> expectedSums;
+    private List<Tuple2<Integer, String>> expectedSorted;
+    private JavaSparkContext sc;
+    private final AtomicLong remoteBytesRead = new AtomicLong();
+    private final AtomicLong remoteBlocksFetched = new AtomicLong();
+    private final AtomicInteger fetchFailures = new AtomicInteger();
+
+    private static List<Tuple2<Integer, String>> data() {
+        List<Tuple2<Integer, String>> data = new ArrayList<>(RECORDS);
+        for (int i = 0; i < RECORDS; i++) {
+            data.add(new Tuple2<>((int) ((long) i * 7919 % PRIME), "value-" + i + "-" + "x".repeat(i % 40)));
+        }
+        return data;
+    }
+
+    private static JavaPairRDD<Integer, String> pairs(JavaSparkContext sc) {
+        return sc.parallelizePairs(data(), 4);
+    }
+
+    private static Map<Integer, List<String>> groups(JavaSparkContext sc) {
+        Map<Integer, List<String>> groups = new TreeMap<>();
+        for (Tuple2<Integer, Iterable<String>> g : pairs(sc).mapToPair(t -> new Tuple2<>(t._1() % 1000, t._2()))
+                .groupByKey(3).collect()) {
+            List<String> values = new ArrayList<>();
+            g._2().forEach(values::add);
+            values.sort(null);                                  // order within a group is not defined
+            groups.put(g._1(), values);
+        }
+        return groups;
+    }
+
+    private static Map<Integer, Long> sums(JavaSparkContext sc) {
+        return new TreeMap<>(pairs(sc).mapToPair(t -> new Tuple2<>(t._1() % 777, (long) t._2().length()))
+                .reduceByKey(Long::sum, 5).collectAsMap());
+    }
+
+    private static List<Tuple2<Integer, String>> sorted(JavaSparkContext sc) {
+        return pairs(sc).sortByKey(true, 3).collect();
+    }
+
+    @BeforeAll
+    void computeWithTheBuiltInShuffleThenStartTheCluster() {
+        try (JavaSparkContext builtIn = new JavaSparkContext(new SparkConf()
+                .setMaster("local[2]").setAppName("built-in").set("spark.ui.enabled", "false"))) {
+            assertEquals("sort", builtIn.getConf().get("spark.shuffle.manager", "sort"));
+            expectedGroups = groups(builtIn);
+            expectedSums = sums(builtIn);
+            expectedSorted = sorted(builtIn);
+        }
+        sc = new JavaSparkContext(SparkTestConf.localCluster("rdma4j jobs")
+                // small staging buffers: many actions per reduce task, and blocks larger than one
+                .set("spark.rdma4j.shuffle.fetchBufferSize", "16k"));
+        sc.sc().addSparkListener(new SparkListener() {
+            @Override
+            public void onTaskEnd(SparkListenerTaskEnd end) {
+                if (end.taskMetrics() != null) {
+                    remoteBytesRead.addAndGet(end.taskMetrics().shuffleReadMetrics().remoteBytesRead());
+                    remoteBlocksFetched.addAndGet(end.taskMetrics().shuffleReadMetrics().remoteBlocksFetched());
+                }
+                if (end.reason() instanceof FetchFailed) {
+                    fetchFailures.incrementAndGet();
+                }
+            }
+        });
+    }
+
+    @AfterAll
+    void stopTheCluster() {
+        if (sc != null) {
+            sc.close();
+        }
+    }
+
+    @Test
+    void groupByKeyGivesTheBuiltInShufflesGroups() {
+        assertEquals(expectedGroups, groups(sc));
+    }
+
+    @Test
+    void reduceByKeyGivesTheBuiltInShufflesSums() {
+        assertEquals(expectedSums, sums(sc));
+    }
+
+    @Test
+    void sortByKeyGivesTheBuiltInShufflesOrder() {
+        assertEquals(expectedSorted, sorted(sc));
+    }
+
+    @Test
+    void blocksBetweenExecutorsTravelOverTheTransportRdma4jPicksForThisHost() throws Exception {
+        sums(sc);
+        String expected;
+        try (RdmaManager probe = RdmaManager.newBuilder().build()) {
+            expected = probe.transports().get(0);               // the highest-priority transport open here
+        }
+        RdmaShuffleManager driver = (RdmaShuffleManager) SparkEnv.get().shuffleManager();
+        Map<String, long[]> routes = Map.of();
+        for (int i = 0; i < 3000 && !routes.containsKey(expected); i++) {  // reports are one-way messages
+            Thread.sleep(10);
+            routes = driver.routes();
+        }
+        assertTrue(routes.containsKey(expected), "routes " + describe(routes) + " lack " + expected);
+        assertTrue(routes.get(expected)[1] > 0);
+        Set<String> known = Set.of("local", "shm", "tcp", "ibverbs");
+        assertTrue(known.containsAll(routes.keySet()), describe(routes));
+        sc.sc().listenerBus().waitUntilEmpty();
+        assertTrue(remoteBytesRead.get() > 0, "Spark's task metrics count remote bytes read");
+        assertTrue(remoteBlocksFetched.get() > 0, "Spark's task metrics count remote blocks fetched");
+    }
+
+    @Test
+    void aShuffleUnregisteredOnItsExecutorsIsAFetchFailureAndTheMapStageRunsAgain() throws Exception {
+        JavaPairRDD<Integer, Long> shuffled = pairs(sc).mapToPair(t -> new Tuple2<>(t._1() % 101, 1L))
+                .reduceByKey(Long::sum, 4);
+        assertEquals(101, shuffled.count());
+        int shuffleId = ((ShuffleDependency<?, ?, ?>) shuffled.rdd().dependencies().head()).shuffleId();
+        // Release the shuffle's buffers on both executors, as a cleaned shuffle is: its map outputs
+        // stay registered with the MapOutputTracker, so the next job reads them again.
+        Map<String, Integer> releasedBy = new ConcurrentHashMap<>();
+        for (int attempt = 0; attempt < 20 && releasedBy.size() < 2; attempt++) {
+            for (Tuple2<String, Integer> r : sc.parallelize(List.of(1, 2, 3, 4, 5, 6, 7, 8), 8)
+                    .map(x -> {
+                        RdmaShuffleManager m = (RdmaShuffleManager) SparkEnv.get().shuffleManager();
+                        int held = m.ownedBufferCount(shuffleId);
+                        m.unregisterShuffle(shuffleId);
+                        return new Tuple2<>(SparkEnv.get().executorId(), held);
+                    }).collect()) {
+                releasedBy.merge(r._1(), r._2(), Integer::sum);
+            }
+        }
+        assertEquals(2, releasedBy.size(), "both executors ran a release task: " + releasedBy);
+        assertTrue(releasedBy.values().stream().mapToInt(Integer::intValue).sum() > 0, "buffers released: " + releasedBy);
+        int failuresBefore = fetchFailures.get();
+        Map<Integer, Long> counts = new TreeMap<>(shuffled.collectAsMap());
+        sc.sc().listenerBus().waitUntilEmpty();
+        assertTrue(fetchFailures.get() > failuresBefore, "a reducer met a released buffer as a fetch failure");
+        Map<Integer, Long> expected = new TreeMap<>();
+        for (Tuple2<Integer, String> t : data()) {
+            expected.merge(t._1() % 101, 1L, Long::sum);
+        }
+        assertEquals(expected, counts);
+    }
+
+    private static String describe(Map<String, long[]> routes) {
+        return TokenRegistry.describe(routes);
+    }
+}
