@@ -37,7 +37,10 @@ import java.util.function.Supplier;
  * the flush has not arrived within {@code flushBoundNanos}, the queue pairs that carry the
  * submission's chunks are destroyed ({@link VerbsConnection#destroyNow}): once
  * {@code ibv_destroy_qp} returned, the device touches none of their memory, and their chunks are
- * accounted for as flushed. There is no timed give-up that lets the future complete earlier.
+ * accounted for as flushed. There is no timed give-up that lets the future complete earlier. A
+ * thread that stops a submission from inside a delivery (a dependent stage the poller runs) first
+ * delivers the rest of the completions its outer frames took off the queue (VerbsDevice.pollOnce),
+ * so a flush or completion already taken does not wait out the bound.
  *
  * <p><b>No collateral failures.</b> Moving a queue pair to ERROR flushes the work requests of
  * every submission on it. Those of other submissions are posted again, on a replacement queue pair
