@@ -24,8 +24,9 @@ import java.util.stream.Collectors;
  *       group pairs with nothing.</li>
  * </ul>
  *
- * <p>Note: like the reference, the policy is validated when a manager starts but does not yet
- * steer routing.
+ * <p>The policy is validated when a manager starts and steers routing: the verbs transport pairs
+ * its devices with a token's as {@link #pairs} does, and a token none of whose devices may pair
+ * with this manager's goes to the next transport.
  */
 public sealed interface PeerAffinity permits PeerAffinity.Any, PeerAffinity.MatchName, PeerAffinity.Groups {
 

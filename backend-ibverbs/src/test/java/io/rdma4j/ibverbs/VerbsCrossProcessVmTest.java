@@ -306,6 +306,43 @@ class VerbsCrossProcessVmTest {
         assertTrue(t.getMessage().contains("handshake"), t.getMessage());
     }
 
+    /**
+     * A failed handshake is remembered for its owner: once the owner answers again, later ops on
+     * the same token, on either of the holder's two queue-pair slots to it (small ops take turns),
+     * still get that failure, from memory, without a handshake of their own (it names the failure
+     * as remembered). Mutant killed: not remembering it for the owner ({@code
+     * VerbsPeers.connection} without {@code group.failedHandshake = made}): the op on the other
+     * slot shakes hands anew with the owner, now answering, and succeeds.
+     */
+    @Test
+    void handshakeThatFailed_isRemembered_laterOpsOnEverySlotGetItsFailureAlthoughTheOwnerAnswersAgain() throws Exception {
+        RdmaManager holder = holder("rdma.qpInitTimeout=2s", "rdma.ibverbs.qpsPerPeer=2");
+        RdmaRemoteBuffer remote = alloc(owner, 4096, 18);
+        MemorySegment local = managers.arena().allocate(4096, 8);
+        signal("STOP", owner.process());
+        Throwable first;
+        try {
+            first = failure(holder.newAction().requireTransport(VerbsTransportProvider.NAME).readInto(remote, local)
+                    .submit(TIMEOUT));
+        } finally {
+            signal("CONT", owner.process());
+        }
+        assertEquals("MISMATCH -1", owner.command("mismatch " + remote.id() + " 18"), "the owner answers again");
+
+        List<Throwable> later = new ArrayList<>();
+        for (int slot = 0; slot < 2; slot++) {
+            later.add(failure(holder.newAction().requireTransport(VerbsTransportProvider.NAME).readInto(remote, local)
+                    .submit(TIMEOUT)));
+        }
+
+        assertInstanceOf(RdmaTimeoutException.class, first, () -> String.valueOf(first));
+        for (Throwable t : later) {
+            assertInstanceOf(RdmaTimeoutException.class, t, () -> String.valueOf(t));
+            assertTrue(t.getMessage().contains("handshake") && t.getMessage().contains("remembered"), t.getMessage());
+            assertEquals(first.getMessage(), t.getMessage(), "a later op gets the first one's failure");
+        }
+    }
+
     @Test
     void handshakeFailureWithAnOwner_isNotHeldAgainstItsSuccessorOnTheSameEndpoint() throws Exception {
         RdmaManager holder = holder("rdma.qpInitTimeout=2s");

@@ -255,6 +255,62 @@ class VerbsNoLateDmaVmTest {
     }
 
     /**
+     * The same cancel, with a flush bound far beyond the test's patience: the cancel, run by the
+     * poller in A's stage, delivers the rest of the batch the poller is delivering (B's completion
+     * among it) itself, instead of waiting for a flush no poll can bring until the bound destroys
+     * the queue pair. It returns with B accounted for, C completes with its bytes. Failed before
+     * the fix: the cancel waited out the bound (an hour here), and the stage did not complete
+     * within the test's 120 s.
+     */
+    @Test
+    void cancelOfAReadWhoseCompletionThePollerHoldsUndelivered_returnsWithoutWaitingOutTheFlushBound() throws Exception {
+        holderVerbs.transport().flushBound(Duration.ofHours(1));
+        java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+        Object decoded = holderVerbs.transport().decodeContext(TokenRefs.refFor(remote, VerbsTransportProvider.NAME));
+        Submitted holding = submitRead(Deadline.after(TIMEOUT), 8 * MIB, decoded);
+        CompletableFuture<String> held = holding.future.thenApply(ok -> {
+            String name = Thread.currentThread().getName();
+            try {
+                release.await();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            return name;
+        });
+        assertFalse(holding.future.isDone(), "the stage was in place before the read completed");
+        holding.awaitStarted();
+        try {
+            while (!holding.future.isDone()) {      // the poller is now held in the stage (checked below)
+                Thread.onSpinWait();
+            }
+            Submitted a = submitRead(Deadline.after(TIMEOUT), 4096, decoded);
+            Submitted b = submitRead(Deadline.after(TIMEOUT), 4096, decoded);
+            Submitted c = submitRead(Deadline.after(TIMEOUT), 4096, decoded);
+            CompletableFuture<Boolean> cancelled = a.future.thenApply(ok -> b.future.cancel(true));
+            long end = System.nanoTime() + TIMEOUT.toNanos();
+            while (c.local.get(ValueLayout.JAVA_LONG, 4096 - 8) == 0) {
+                assertTrue(System.nanoTime() < end, "C's bytes did not land within " + TIMEOUT);
+                Thread.onSpinWait();
+            }
+            assertFalse(a.future.isDone(), "nobody delivered A's completion while the poller was held");
+            release.countDown();
+
+            assertTrue(cancelled.get(TIMEOUT.toSeconds(), TimeUnit.SECONDS), "B was not delivered before its cancel");
+            assertTrue(held.get().startsWith("rdma4j-verbs-poller-"), "the poller was the one held: " + held.get());
+            c.future.get(TIMEOUT.toSeconds(), TimeUnit.SECONDS);
+            assertAll(
+                    () -> assertTrue(b.future.isCancelled()),
+                    () -> assertEquals(-1, buffer.segment().asSlice(0, 4096).mismatch(c.local), "C's bytes"));
+            a.prepared.close();
+            b.prepared.close();
+            c.prepared.close();
+        } finally {
+            release.countDown();
+        }
+        holding.prepared.close();
+    }
+
+    /**
      * No collateral failures: eight reads of 8 MiB, one action each, share the holder's one queue
      * pair to the owner; cancelling one moves that queue pair to ERROR, which flushes the others'
      * work requests; they are posted again on a replacement queue pair and bring their bytes.

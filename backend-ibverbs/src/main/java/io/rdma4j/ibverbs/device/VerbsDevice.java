@@ -13,6 +13,7 @@ import io.rdma4j.ibverbs.ffi.Wakeup;
 import io.rdma4j.ibverbs.ffi.WorkCompletions;
 import io.rdma4j.ibverbs.posting.VerbsConnection;
 
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -84,6 +85,15 @@ public final class VerbsDevice implements AutoCloseable {
      * wait for other ops (which it cannot poll for meanwhile): the poller does not rest then.
      */
     private volatile boolean waiterDelivering;
+    /**
+     * Per thread, the batches of completions it is delivering, innermost first: a poll nested in a
+     * delivery (a dependent stage that waits for an op, or cancels one and waits for its flush)
+     * first delivers the rest of them ({@link #deliverRestOfBatches}), since no poll of the queue
+     * brings a completion that an outer frame of the same thread took off it already.
+     */
+    private final ThreadLocal<ArrayDeque<Batch>> batches = ThreadLocal.withInitial(ArrayDeque::new);
+    /** Batches being delivered by any thread: while none is, a poll skips the look at {@link #batches}. */
+    private final AtomicInteger batchesDelivering = new AtomicInteger();
     /**
      * When a thread last took completions off the queue ({@link System#nanoTime}); the poller spins
      * for the poll window ({@link PollWindow}) after it.
@@ -278,6 +288,12 @@ public final class VerbsDevice implements AutoCloseable {
      * @return completions delivered; 0 when none waited, another thread was polling, or the device is closing
      */
     public int pollOnce(boolean wait) {
+        if (batchesDelivering.get() > 0) {
+            int rest = deliverRestOfBatches();
+            if (rest > 0) {
+                return rest;
+            }
+        }
         long[] taken;
         if (wait) {
             pollLock.lock();
@@ -341,14 +357,59 @@ public final class VerbsDevice implements AutoCloseable {
     /** {@code taken}: per completion its work request id, then its status (high half) and vendor error (low half). */
     private void deliver(long[] taken) {
         completions.addAndGet(taken.length / 2);
-        for (int i = 0; i < taken.length; i += 2) {
-            VerbsConnection.Chunk c = inFlight.take(taken[i]);
-            if (c != null) {
-                int status = (int) (taken[i + 1] >>> 32);
-                c.completed(status, status == Ibv.IBV_WC_SUCCESS ? null
-                        : WorkCompletions.statusText(status) + " (status " + status + ", vendor error 0x"
-                        + Integer.toHexString((int) taken[i + 1]) + ")");
+        Batch b = new Batch(taken);
+        ArrayDeque<Batch> mine = batches.get();
+        mine.push(b);
+        batchesDelivering.incrementAndGet();
+        try {
+            b.deliverRest();
+        } finally {
+            batchesDelivering.decrementAndGet();
+            mine.pop();
+        }
+    }
+
+    /**
+     * Delivers, on this thread, what is left of the batches it is delivering further up its stack,
+     * the oldest first (a poll nested in a delivery: see {@link #batches}).
+     *
+     * @return completions delivered
+     */
+    private int deliverRestOfBatches() {
+        int n = 0;
+        for (var outermostFirst = batches.get().descendingIterator(); outermostFirst.hasNext(); ) {
+            n += outermostFirst.next().deliverRest();
+        }
+        return n;
+    }
+
+    /** Completions taken off the queue, delivered in order by whichever frame of the taking thread gets to each first. */
+    private final class Batch {
+        /** Per completion its work request id, then its status (high half) and vendor error (low half). */
+        private final long[] taken;
+        /** Index in {@link #taken} of the next completion to deliver. */
+        private int next;
+
+        Batch(long[] taken) {
+            this.taken = taken;
+        }
+
+        /** Delivers the completions not yet delivered; returns how many. */
+        int deliverRest() {
+            int n = 0;
+            while (next < taken.length) {
+                int i = next;
+                next += 2;      // before the delivery, which may deliver the rest itself (nested)
+                n++;
+                VerbsConnection.Chunk c = inFlight.take(taken[i]);
+                if (c != null) {
+                    int status = (int) (taken[i + 1] >>> 32);
+                    c.completed(status, status == Ibv.IBV_WC_SUCCESS ? null
+                            : WorkCompletions.statusText(status) + " (status " + status + ", vendor error 0x"
+                            + Integer.toHexString((int) taken[i + 1]) + ")");
+                }
             }
+            return n;
         }
     }
 

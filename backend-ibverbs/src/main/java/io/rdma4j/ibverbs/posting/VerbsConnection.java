@@ -123,6 +123,8 @@ public final class VerbsConnection {
     private final ArrayDeque<Chunk> pending = new ArrayDeque<>();
     private int credits;
     private int inFlight;
+    /** Whether the queue pair left service because its peer is gone ({@link #breakDownPeerGone}). Written before {@link #brokenBecause}. */
+    private volatile boolean peerGone;
     /** Why the queue pair left service, or null; written under this object's lock, read without it by {@link #isBroken}. */
     private volatile String brokenBecause;
     /**
@@ -148,6 +150,11 @@ public final class VerbsConnection {
      */
     public boolean isBroken() {
         return brokenBecause != null;
+    }
+
+    /** Whether the queue pair left service because its peer is gone: what it flushed or refused failed for that. */
+    boolean peerGone() {
+        return peerGone;
     }
 
     /** Whether the queue pair was destroyed (broken and drained, or closed). */
@@ -367,10 +374,24 @@ public final class VerbsConnection {
      * abort (a cancel, a timeout) this is: the chunks of others are posted again elsewhere.
      */
     void breakDown(String why, VerbsSubmission culprit) {
+        breakDown(why, culprit, false);
+    }
+
+    /**
+     * As {@link #breakDown(String)}, for a peer found gone (its endpoint refuses, another
+     * incarnation answers there, it stayed silent): the chunks flushed or refused here fail as
+     * unreachable ({@link #peerGone}), as those whose transport retries ran out would.
+     */
+    public void breakDownPeerGone(String why) {
+        breakDown(why, null, true);
+    }
+
+    private void breakDown(String why, VerbsSubmission culprit, boolean gone) {
         Claimed claimed;
         synchronized (this) {
             if (brokenBecause == null) {
                 brokenFor = culprit;
+                peerGone = gone;
                 breakLocked(why);
             }
             claimed = claimLocked(null);

@@ -37,7 +37,10 @@ import java.util.function.Supplier;
  * the flush has not arrived within {@code flushBoundNanos}, the queue pairs that carry the
  * submission's chunks are destroyed ({@link VerbsConnection#destroyNow}): once
  * {@code ibv_destroy_qp} returned, the device touches none of their memory, and their chunks are
- * accounted for as flushed. There is no timed give-up that lets the future complete earlier.
+ * accounted for as flushed. There is no timed give-up that lets the future complete earlier. A
+ * thread that stops a submission from inside a delivery (a dependent stage the poller runs) first
+ * delivers the rest of the completions its outer frames took off the queue (VerbsDevice.pollOnce),
+ * so a flush or completion already taken does not wait out the bound.
  *
  * <p><b>No collateral failures.</b> Moving a queue pair to ERROR flushes the work requests of
  * every submission on it. Those of other submissions are posted again, on a replacement queue pair
@@ -47,7 +50,10 @@ import java.util.function.Supplier;
  * peer gone) still fails every op on the queue pair.
  *
  * <p>Errors: the first real error (not a flush that an earlier error caused) is reported with the
- * work-completion status text, and with "k of n ops failed" when several ops were submitted.
+ * work-completion status text, and with "k of n ops failed" when several ops were submitted. A
+ * chunk flushed or refused on a queue pair retired because its peer is gone (the liveness sweep's
+ * proof, or another incarnation at the peer's endpoint) fails as unreachable, as one whose
+ * transport retries ran out does.
  *
  * <p>The future implements {@link RunOnJoin}: its {@code runOnJoin()}, called by a thread about to wait
  * for it, polls the devices' completion queues on that thread (one waiting thread per device at a
@@ -388,8 +394,9 @@ public final class VerbsSubmission {
             return new TransportException(TransportException.Kind.REMOTE_ACCESS, what
                     + "; the owner's memory region refused it (buffer released, or range outside it)");
         }
-        if (status == Ibv.IBV_WC_RETRY_EXC_ERR) {
-            return new TransportException(TransportException.Kind.PEER_UNREACHABLE, what);
+        if (status == Ibv.IBV_WC_RETRY_EXC_ERR
+                || (status == Ibv.IBV_WC_WR_FLUSH_ERR || status == -1) && c.connection != null && c.connection.peerGone()) {
+            return new TransportException(TransportException.Kind.PEER_UNREACHABLE, what);     // the peer is gone, however it showed
         }
         return new TransportException(TransportException.Kind.INTERNAL, what);
     }

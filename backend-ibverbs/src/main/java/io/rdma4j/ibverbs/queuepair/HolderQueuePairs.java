@@ -174,7 +174,7 @@ public final class HolderQueuePairs {
                     CompletableFuture<VerbsConnection> f = e.getValue().slots.get(i);
                     if (f != null && !f.isCompletedExceptionally()) {
                         n++;
-                        f.thenAccept(c -> c.breakDown(why));
+                        f.thenAccept(c -> c.breakDownPeerGone(why));
                     }
                 }
             }
