@@ -38,7 +38,7 @@ class ShmProtocolFuzzTest {
 
     private static byte[] randomContext(Random r) {
         String refusal = r.nextBoolean() ? "" : randomText(r, r.nextInt(10) == 0 ? 170 : 40);
-        return new ShmContext(randomHost(r), 1 + (r.nextLong() & Long.MAX_VALUE - 1), r.nextInt(Integer.MAX_VALUE),
+        return new ShmContext(randomHost(r), 1 + (r.nextLong() & Long.MAX_VALUE - 1), Fuzz.randomBytes(r, ShmContext.SOCKET_BYTES),
                 r.nextLong(), r.nextBoolean(), refusal).toBytes();
     }
 
@@ -51,13 +51,9 @@ class ShmProtocolFuzzTest {
             int code = r.nextBoolean() ? ShmProtocol.NOT_PERMITTED & 0xff : ErrorCode.values()[r.nextInt(ErrorCode.values().length)].wire();
             return ShmProtocol.refused(code, randomText(r, 60));
         }
-        long size = 1 + r.nextInt(1 << 30);
-        boolean file = r.nextBoolean();
-        long fileSize = file ? size + r.nextInt(1 << 20) : 0;
-        long offset = file ? r.nextInt((int) (fileSize - size) + 1) : 0;
-        return ShmProtocol.granted(new ShmProtocol.Grant(1 + r.nextInt(1 << 22), r.nextInt(1 << 16),
-                new AccessTable.Slot(r.nextInt(AccessTable.SLOTS), 1 + (r.nextLong() & Long.MAX_VALUE - 1)), r.nextLong(), size,
-                file ? r.nextInt(1 << 16) : -1, offset, fileSize));
+        return ShmProtocol.granted(new ShmProtocol.Grant(1 + r.nextInt(1 << 22),
+                new AccessTable.Slot(r.nextInt(AccessTable.SLOTS), 1 + (r.nextLong() & Long.MAX_VALUE - 1)), r.nextLong(),
+                1 + r.nextInt(1 << 30), r.nextBoolean()));
     }
 
     /** Noise, a valid message, or a valid message mutated (byte changes, flips, insertions, deletions, cuts). */
