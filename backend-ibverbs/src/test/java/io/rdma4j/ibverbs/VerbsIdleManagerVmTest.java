@@ -33,7 +33,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * 105 ms of it shm's arena watch.
  *
  * <p>Not here: the caller's own memory registered ({@code register}), which shm watches for a
- * closed arena every 250 ms (100 ms when this was measured) on the manager's watchdog. In this VM, under emulation, those wake-ups
+ * closed arena every 1 s (100 ms when this was measured) on the manager's watchdog. In this VM, under emulation, those wake-ups
  * alone cost the owner's watchdog thread 105 ms of CPU in 10 s (over the budget; 4 ms for the
  * other manager's), about 20 ms on the host, where {@code IdleManagerTest} keeps them in the
  * budget (docs/verbs-notes.md). And a caveat: under a loaded host the guest charges host

@@ -177,10 +177,10 @@ final class ShmTransport implements Transport {
      * How often the watched registrations' arenas are looked at, in ms: the window in which a
      * misused (closed, not released) segment may still be copied, against the owner's idle cost
      * (every look wakes the watchdog: at one tick, 10 ms, an idle manager spent 0.55% of a core on
-     * it, half the budget of an idle manager; at 100 ms, on a machine whose kernel charges a whole
-     * 1 ms tick to a thread woken by a timer, 1.1% of a core: more than the whole budget).
+     * it, half the budget of an idle manager; at 100 ms, on a virtual machine that charged 1 to 2 ms
+     * of CPU to every timer wake-up, 1.1% of a core, and at 250 ms still 0.9%: the whole budget).
      */
-    static final long WATCH_MILLIS = 250;
+    static final long WATCH_MILLIS = 1000;
     private static final long WATCH_NANOS = java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(WATCH_MILLIS);
 
     /**
