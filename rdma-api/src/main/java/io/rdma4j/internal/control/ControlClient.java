@@ -74,13 +74,15 @@ public final class ControlClient implements AutoCloseable {
 
     /**
      * Asks {@code peer} whether its manager is ready, retrying while it is still starting or not
-     * yet listening, until the deadline. Never fails: the last observation is the answer.
+     * yet listening, until the deadline. Never fails: the last observation is the answer, unless the
+     * deadline cut the last try short after an earlier one found the peer unreachable: then that
+     * earlier, more telling reason is.
      */
     public CompletableFuture<PeerReadiness> readiness(Endpoint peer, Deadline deadline) {
         CompletableFuture<PeerReadiness> result = new CompletableFuture<>();
         Thread.ofVirtual().name("rdma4j-control-probe").start(() -> {
             long backoffNanos = 5_000_000L;
-            PeerReadiness last;
+            PeerReadiness last = null;
             while (true) {
                 try {
                     byte[] reply = exchange(peer, Frames.READINESS, new byte[0], deadline, "readiness probe");
@@ -93,7 +95,14 @@ public final class ControlClient implements AutoCloseable {
                         break;
                     }
                 } catch (IOException | RuntimeException e) {
-                    last = new PeerReadiness(peer, PeerReadiness.State.UNREACHABLE, e.getMessage() == null ? e.toString() : e.getMessage());
+                    String why = e.getMessage() == null ? e.toString() : e.getMessage();
+                    if (last != null && last.state() == PeerReadiness.State.UNREACHABLE && deadline.remainingNanos() < 1_000_000L
+                            && e instanceof TransportException te && te.kind() == Kind.TIMEOUT) {
+                        // the deadline cut the last try short: what the try before it found says more
+                        last = new PeerReadiness(peer, last.state(), last.detail() + " (still so when the deadline passed)");
+                        break;
+                    }
+                    last = new PeerReadiness(peer, PeerReadiness.State.UNREACHABLE, why);
                     if (e instanceof TransportException te && te.kind() == Kind.PROTOCOL) {
                         break;
                     }
