@@ -26,7 +26,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 @Tag("softroce")
 class VerbsSoakVmTest {
 
-    private static final long SECONDS = 60;
+    private static final long SECONDS = 30;
     private static final Duration SETTLE = Duration.ofSeconds(30);
 
     private static RdmaManager manager(String device) {
