@@ -11,11 +11,18 @@ import java.lang.System.Logger.Level;
 import java.util.List;
 
 /**
- * A run of small ops of one submit, all to one peer, pipelined on one pooled connection: each
- * round of requests leaves in one {@code write} and its replies come back in one or a few
- * {@code read}s ({@link TcpConnection#round}), instead of one round trip per op. The owner's
- * session gathers the replies ({@link TcpDataServer}). A batch of 64 small ops costs about one
- * round trip plus the copies.
+ * A run of small ops of one submit, all to one peer, pipelined: each round of requests leaves in
+ * one {@code write} and its replies come back in one or a few {@code read}s, instead of one round
+ * trip per op. The owner's session gathers the replies ({@link TcpDataServer}). A batch of 64
+ * small ops costs about one round trip plus the copies.
+ *
+ * <p>Which connection: when no other run to the peer is in progress (the peer's
+ * {@link TcpMux.Lane#active} count), the run checks out a pooled connection of its own and reads
+ * its replies on its own thread ({@link TcpConnection#round}): no hand-off, the fastest path for
+ * one thread waiting. When another run is in progress, it goes on the peer's shared connection
+ * ({@link TcpMux}), so that concurrent submits do not each hold a connection and an owner thread,
+ * and do not wait for each other's round trips. A run whose local memory is confined to a thread
+ * always takes its own connection (the shared connection's reader could not touch it).
  *
  * <p>Ops run in order, as the transfers of a submit do; the first failure ends the run (the rest
  * of its round has been served by then: reads and writes are idempotent, and a failed submit

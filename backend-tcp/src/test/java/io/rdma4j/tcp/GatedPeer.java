@@ -1,6 +1,7 @@
 package io.rdma4j.tcp;
 
 import io.rdma4j.spi.Endpoint;
+import io.rdma4j.spi.ErrorCode;
 
 import java.io.IOException;
 import java.net.InetSocketAddress;
@@ -16,11 +17,13 @@ import java.util.concurrent.atomic.AtomicInteger;
  * A data endpoint that speaks the protocol (any number of connections, pipelined requests) but
  * holds every reply until the test {@linkplain #open() opens the gate}; from then on it answers at
  * once, in request order. A READ gets DATA of the requested length, every byte {@link #PAYLOAD_BYTE};
- * a WRITE gets OK. It counts the connections it accepted and the requests it read.
+ * a WRITE gets OK; a READ at {@link #REFUSED_OFFSET} or beyond gets ERROR OUT_OF_RANGE. It counts the connections it accepted and the requests it read.
  */
 final class GatedPeer implements AutoCloseable {
 
     static final byte PAYLOAD_BYTE = (byte) 0x5C;
+    /** A READ at this offset or beyond is refused with ERROR OUT_OF_RANGE (the connection stays usable). */
+    static final long REFUSED_OFFSET = 1 << 20;
 
     private final ServerSocketChannel listener;
     private final Thread acceptor;
@@ -104,6 +107,9 @@ final class GatedPeer implements AutoCloseable {
                         TcpProtocol.readFully(ch, ByteBuffer.allocate((int) length)); // the payload, dropped
                         reply = ByteBuffer.allocate(TcpProtocol.PREAMBLE_BYTES);
                         TcpProtocol.putPreamble(reply, TcpProtocol.OK, 0);
+                    } else if (header.getLong(TcpProtocol.OFFSET_AT) >= REFUSED_OFFSET) {
+                        reply = TcpProtocol.errorFrame(ErrorCode.OUT_OF_RANGE.wire(), "gated peer: offset out of range");
+                        reply.position(reply.limit());
                     } else {
                         reply = ByteBuffer.allocate(TcpProtocol.PREAMBLE_BYTES + (int) length);
                         TcpProtocol.putPreamble(reply, TcpProtocol.DATA, (int) length);

@@ -169,6 +169,51 @@ class TcpMultiplexTest {
     }
 
     @Test
+    void refusedOp_onTheSharedConnection_failsOnlyItsAction_andTheConnectionGoesOn() throws Exception {
+        TcpTesting.Instrumented holder = closing(TcpTesting.instrumented());
+        GatedPeer peer = closing(new GatedPeer());
+        Gated gated = new Gated(holder, peer);
+        Submitted alone = gated.submitReads(Deadline.after(SAFETY));
+        gated.awaitRequests(2);
+        Submitted refused = gated.submitReads(Deadline.after(SAFETY), GatedPeer.REFUSED_OFFSET);
+        Submitted other = gated.submitReads(Deadline.after(SAFETY));
+        gated.awaitRequests(6);
+        assertEquals(MAX_CONNECTIONS, peer.connectionCount(), "the concurrent runs did not share one connection");
+
+        peer.open();
+
+        TransportException e = assertInstanceOf(TransportException.class, failureOf(refused.future));
+        assertEquals(TransportException.Kind.REMOTE_ACCESS, e.kind(), e.toString());
+        assertTrue(e.getMessage().contains("(op 2 of 2)"), e.getMessage());
+        for (Submitted s : List.of(alone, other)) {
+            await(s.future);
+            s.assertAll(GatedPeer.PAYLOAD_BYTE);
+        }
+        Submitted after = gated.submitReads(Deadline.after(SAFETY)); // alone now: its own pooled connection
+        await(after.future);
+        assertEquals(MAX_CONNECTIONS, peer.connectionCount(), "the refusal cost the others their connection");
+    }
+
+    @Test
+    void sharedConnection_closesWithItsReader_onceIdle() throws Exception {
+        TcpTesting.Instrumented holder = closing(TcpTesting.instrumented());
+        GatedPeer peer = closing(new GatedPeer());
+        Gated gated = new Gated(holder, peer);
+        Submitted alone = gated.submitReads(Deadline.after(SAFETY));
+        gated.awaitRequests(2);
+        Submitted shared = gated.submitReads(Deadline.after(SAFETY));
+        gated.awaitRequests(4);
+        assertEquals(1, holder.transport().sharedRoundsInFlight(), "the second run is not on the shared connection");
+        peer.open();
+        await(alone.future);
+        await(shared.future);
+
+        // Left: the data endpoint's acceptor; the alone run's connection idles in the pool.
+        TcpTesting.awaitCondition("the shared connection's reader ends", () -> holder.transport().liveThreadCount() == 1);
+        assertEquals(0, holder.transport().pool().checkedOutCount(), "the shared connection is still open");
+    }
+
+    @Test
     void closingTheTransport_failsEveryRoundWaitingOnTheSharedConnection() throws Exception {
         TcpTesting.Instrumented holder = closing(TcpTesting.instrumented());
         GatedPeer peer = closing(new GatedPeer());
@@ -265,10 +310,16 @@ class TcpMultiplexTest {
         }
 
         Submitted submitReads(Deadline deadline) {
+            return submitReads(deadline, 8);
+        }
+
+        /** Reads at 0 and at {@code secondOffset}. */
+        Submitted submitReads(Deadline deadline, long secondOffset) {
             MemorySegment local = arena.allocate(16, 8).fill(UNTOUCHED);
             CompletableFuture<Void> f = holder.transport().submit(List.of(
                     new TransportOp(TransportOp.OpType.READ_INTO_LOCAL, local.asSlice(0, 8), null, ref, ref.context(), 0),
-                    new TransportOp(TransportOp.OpType.READ_INTO_LOCAL, local.asSlice(8, 8), null, ref, ref.context(), 8)),
+                    new TransportOp(TransportOp.OpType.READ_INTO_LOCAL, local.asSlice(8, 8), null, ref, ref.context(),
+                            secondOffset)),
                     deadline);
             return new Submitted(f, local);
         }
