@@ -62,7 +62,8 @@ import java.util.concurrent.locks.ReentrantLock;
  * died or closed it, a protocol error, a refusal that ends the connection, {@link TcpTransport#close()}
  * closing it, a write not finished by its deadline) fails every round on it, each with the first
  * cause, and is never used again: the next round opens a new one. The connection also closes, and
- * its reader ends, after {@value #LINGER_MILLIS} ms without rounds.
+ * its reader ends, between one and two {@value #LINGER_MILLIS} ms looks of an idle watch (a
+ * watchdog guard re-armed once per look) that found no round in flight and none written since.
  *
  * <p>Thread-safe.
  */
