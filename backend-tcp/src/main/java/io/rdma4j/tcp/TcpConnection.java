@@ -88,6 +88,11 @@ final class TcpConnection implements AutoCloseable {
         return peer;
     }
 
+    /** The socket, for a {@link TcpMux} that shares the connection (it then is its only user). */
+    SocketChannel channel() {
+        return channel;
+    }
+
     /**
      * Sends one WRITE chunk: {@code payload}'s remaining bytes go to {@code [offset, offset + n)}
      * of the remote buffer; returns when the owner acknowledged them.

@@ -6,15 +6,23 @@ import io.rdma4j.spi.TransportOp;
 import io.rdma4j.spi.Watchdog;
 
 import java.io.IOException;
+import java.lang.foreign.MemorySegment;
 import java.lang.System.Logger.Level;
 import java.util.List;
 
 /**
- * A run of small ops of one submit, all to one peer, pipelined on one pooled connection: each
- * round of requests leaves in one {@code write} and its replies come back in one or a few
- * {@code read}s ({@link TcpConnection#round}), instead of one round trip per op. The owner's
- * session gathers the replies ({@link TcpDataServer}). A batch of 64 small ops costs about one
- * round trip plus the copies.
+ * A run of small ops of one submit, all to one peer, pipelined: each round of requests leaves in
+ * one {@code write} and its replies come back in one or a few {@code read}s, instead of one round
+ * trip per op. The owner's session gathers the replies ({@link TcpDataServer}). A batch of 64
+ * small ops costs about one round trip plus the copies.
+ *
+ * <p>Which connection: when no other run to the peer is in progress (the peer's
+ * {@link TcpMux.Lane#active} count), the run checks out a pooled connection of its own and reads
+ * its replies on its own thread ({@link TcpConnection#round}): no hand-off, the fastest path for
+ * one thread waiting. When another run is in progress, it goes on the peer's shared connection
+ * ({@link TcpMux}), so that concurrent submits do not each hold a connection and an owner thread,
+ * and do not wait for each other's round trips. A run whose local memory is confined to a thread
+ * always takes its own connection (the shared connection's reader could not touch it).
  *
  * <p>Ops run in order, as the transfers of a submit do; the first failure ends the run (the rest
  * of its round has been served by then: reads and writes are idempotent, and a failed submit
@@ -27,6 +35,8 @@ final class TcpPipeline {
     static final int MAX_OP_BYTES = TcpProtocol.INLINE_REPLY_BYTES;
 
     private static final System.Logger LOG = System.getLogger(TcpPipeline.class.getName());
+    /** A thread no segment is confined to: a segment it may access may be accessed by any thread. */
+    private static final Thread NOBODY = Thread.ofVirtual().unstarted(() -> { });
 
     private final TcpTransport transport;
     private final TcpSubmission submission;
@@ -54,11 +64,63 @@ final class TcpPipeline {
      */
     void run(int from, int to) {
         Thread self = Thread.currentThread();
+        boolean shareable = true;
         for (int i = from; i < to; i++) {
-            if (!ops.get(i).local().isAccessibleBy(self)) {
+            MemorySegment local = ops.get(i).local();
+            if (!local.isAccessibleBy(self)) {
                 transfer(i).checkAccessible();      // builds the op's error only when there is one
             }
+            shareable &= local.isAccessibleBy(NOBODY);
         }
+        TcpMux.Lane lane = transport.lane(targets[from].peer());
+        boolean contended = lane.active.getAndIncrement() > 0;
+        try {
+            if (contended && shareable) {
+                runShared(lane, from, to);
+            } else {
+                runAlone(from, to);
+            }
+        } finally {
+            lane.active.decrementAndGet();
+        }
+    }
+
+    /**
+     * Runs the rounds on the peer's shared connection ({@link TcpMux}): another run to the peer is
+     * in progress, and this one does not wait for its round trips.
+     */
+    private void runShared(TcpMux.Lane lane, int from, int to) {
+        int at = from;
+        try {
+            while (at < to && !submission.isAborted()) {
+                if (deadline.isExpired()) {
+                    throw transfer(at).timeout(null);
+                }
+                int end = TcpConnection.roundEnd(ops, at, to);
+                try {
+                    // false: the connection broke or retired before the round was written; the next one
+                    while (!TcpMux.of(transport, lane, targets[from].peer(), deadline)
+                            .round(submission, ops, targets, at, end, deadline)) {
+                        if (transport.isClosing()) {
+                            throw new java.nio.channels.ClosedChannelException();
+                        }
+                    }
+                } finally {
+                    submission.exitRound();
+                }
+                at = end;
+            }
+        } catch (TcpRefusedException refused) {
+            throw transfer(refused.opIndex() >= 0 ? refused.opIndex() : at).refusal(refused);
+        } catch (IOException e) {
+            throw transfer(at).ioFailure(e, null);
+        } catch (IllegalStateException | WrongThreadException e) {
+            throw transfer(at).localMemoryGone(e);
+        }
+    }
+
+    /** Runs the rounds on a pooled connection of its own, reading the replies on this thread. */
+    private void runAlone(int from, int to) {
         TcpConnection connection = null;
         Watchdog.Guard guard = null;
         boolean keep = false;

@@ -52,6 +52,8 @@ final class TcpSubmission extends CompletableFuture<Void> implements RunOnJoin {
     private final int hash;
     private final AtomicReference<Thread> runner = new AtomicReference<>();
     private volatile boolean aborted;
+    /** The round this submit has in flight on a shared connection ({@link TcpMux}), or null. */
+    private volatile TcpMux.Round muxRound;
     /** The submitting thread's habit, when the submit came through {@link TcpStarter}; {@code null} otherwise. */
     private TcpStarter.Habit habit;
     private long seq;
@@ -188,6 +190,23 @@ final class TcpSubmission extends CompletableFuture<Void> implements RunOnJoin {
         }
     }
 
+    /**
+     * Registers a round about to be written on a shared connection (its state is BUSY until its
+     * requests are built).
+     *
+     * @return false when the submit was aborted: the round must not be written
+     */
+    boolean enterRound(TcpMux.Round round) {
+        muxRound = round;
+        // abort() sets the flag before it looks at the round: one of the two sees the other.
+        return !aborted;
+    }
+
+    /** The round registered by {@link #enterRound} ended. */
+    void exitRound() {
+        muxRound = null;
+    }
+
     /** Whether {@link #abort()} was called: workers stop taking chunks and ops. */
     boolean isAborted() {
         return aborted;
@@ -195,10 +214,16 @@ final class TcpSubmission extends CompletableFuture<Void> implements RunOnJoin {
 
     /**
      * Stops every transfer of this submit: closes the connections in use and waits until no worker
-     * is inside an exchange any more. Idempotent; returns at once when nothing is running.
+     * is inside an exchange any more; a round on a shared connection is abandoned instead (its
+     * replies are read and discarded; the connection goes on serving other submits). Idempotent;
+     * returns at once when nothing is running.
      */
     void abort() {
         aborted = true;
+        TcpMux.Round round = muxRound;
+        if (round != null) {
+            round.abandon(); // after it, the shared connection's reader leaves the round's memory alone
+        }
         boolean interrupted = false;
         synchronized (exchanging) {
             while (closeExchanging()) {

@@ -47,11 +47,14 @@ final class TcpTransport implements Transport {
     private final byte[] context;
     private final long chunkBytes;
     private final int parallelism;
+    private final Duration idleTimeout;
     private final TcpThreads threads = new TcpThreads();
     private final Watchdog watchdog;
     private final TcpDataServer server;
     private final TcpConnectionPool pool;
     private final Set<TcpSubmission> inFlight = ConcurrentHashMap.newKeySet();
+    /** Per peer ever sent a pipelined run: its runs in progress and its shared connection. */
+    private final ConcurrentHashMap<Endpoint, TcpMux.Lane> lanes = new ConcurrentHashMap<>();
     private final AtomicLong submitSeq = new AtomicLong();
     private final AtomicBoolean closed = new AtomicBoolean();
     private final TcpSubmission.Work runHere = this::runHere;
@@ -62,7 +65,7 @@ final class TcpTransport implements Transport {
         Settings settings = context.settings();
         this.chunkBytes = (long) settings.get(TcpSettings.MAX_CHUNK_MIB) << 20;
         this.parallelism = settings.get(TcpSettings.PARALLELISM);
-        Duration idleTimeout = settings.get(TcpSettings.IDLE_TIMEOUT);
+        this.idleTimeout = settings.get(TcpSettings.IDLE_TIMEOUT);
         this.watchdog = context.watchdog();
         try {
             this.server = new TcpDataServer(context.bindHost(), settings.get(TcpSettings.DATA_PORT),
@@ -326,6 +329,11 @@ final class TcpTransport implements Transport {
         return parallelism;
     }
 
+    /** {@code rdma.tcp.idleTimeout}: also how long a shared connection's helping writer may block in one write. */
+    Duration idleTimeout() {
+        return idleTimeout;
+    }
+
     /**
      * Ends a transfer's use of {@code connection} (null: it had none): disarms its deadline guard,
      * and gives the connection back to the pool when {@code keep} says it is still in step and
@@ -369,6 +377,22 @@ final class TcpTransport implements Transport {
 
     TcpConnectionPool pool() {
         return pool;
+    }
+
+    /** The peer's lane: its pipelined runs in progress and its shared connection. */
+    TcpMux.Lane lane(Endpoint peer) {
+        TcpMux.Lane lane = lanes.get(peer);
+        return lane != null ? lane : lanes.computeIfAbsent(peer, p -> new TcpMux.Lane());
+    }
+
+    /** Rounds in flight on shared connections, all peers (tests). */
+    int sharedRoundsInFlight() {
+        int n = 0;
+        for (TcpMux.Lane lane : lanes.values()) {
+            TcpMux m = lane.mux;
+            n += m == null ? 0 : m.outstanding();
+        }
+        return n;
     }
 
     /** The transport's tasks still running (acceptor, connections, transfers). */

@@ -29,7 +29,16 @@
  *  is blocked on (the worker sees TIMEOUT); on the server, closes a connection that started a
  *  request and did not finish it within rdma.tcp.idleTimeout.
  * </pre>
- * All "[...]" tasks but the watchdog run on the backend's cached pool of platform threads doing
+ * <b>Concurrent small ops to one peer.</b> A run of two or more small ops of one submit to one peer
+ * goes as pipelined rounds ({@code TcpPipeline}). When no other run to that peer is in progress it
+ * takes a pooled connection of its own and reads its replies itself. When another is, it goes on
+ * the peer's one shared connection ({@code TcpMux}): callers queue their rounds, whichever finds
+ * nobody writing writes all queued rounds in one {@code write}, and the connection's reader thread
+ * [rdma4j-tcp-mux-PEER] hands each round its replies in order and wakes its caller. So 16 threads
+ * submitting batches to one peer use two connections (and the owner two session threads), not 16.
+ * Large ops keep connections of their own: a 64 MiB transfer never delays a small op's replies.
+ *
+ * <p>All "[...]" tasks but the watchdog run on the backend's cached pool of platform threads doing
  * blocking I/O (see {@code TcpThreads} for why not virtual threads: two fewer hand-offs per small
  * transfer); idle pool threads end after 30 s. No byte[] staging
  * on the data path: payload bytes go straight between sockets and off-heap segments through
@@ -41,8 +50,10 @@
  * the future completes; once it completed (success, failure, timeout, {@code cancel()}, or a
  * failure set from outside), no worker writes into that segment any more: completing a submit's
  * future from outside closes the connections it is exchanging on and waits until every exchange
- * ended ({@code TcpSubmission}). Every connection has exactly one holder at a time: the pool
- * (idle), one worker (checked out) or one serving thread. {@code close()} closes all of them.
+ * ended ({@code TcpSubmission}); a round on a shared connection is abandoned instead, and its
+ * replies, which still arrive, are read and discarded ({@code TcpMux}). Every connection has
+ * exactly one holder at a time: the pool (idle), one worker (checked out), a shared connection's
+ * {@code TcpMux} or one serving thread. {@code close()} closes all of them.
  *
  * <h2>Wire protocol</h2>
  * See {@code TcpProtocol}: length-prefixed frames, WRITE/READ requests, OK/DATA/ERROR replies.
