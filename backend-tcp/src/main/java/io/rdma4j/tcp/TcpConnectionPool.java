@@ -15,6 +15,7 @@ import java.util.ArrayDeque;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Consumer;
 
 /**
  * Connections to peers' data endpoints, reused across transfers.
@@ -38,6 +39,16 @@ final class TcpConnectionPool implements AutoCloseable {
     private volatile boolean closed;
 
     TcpConnectionPool(Duration idleTimeout, int maxIdlePerPeer, Ticker ticker, Scheduler scheduler) {
+        this(idleTimeout, maxIdlePerPeer, ticker, scheduler, peer -> { });
+    }
+
+    /**
+     * @param peerForgotten told a peer's data endpoint once its idle connections were dropped (it
+     *                      went unused for the idle timeout, or the pool closed); runs on the thread
+     *                      that dropped them
+     */
+    TcpConnectionPool(Duration idleTimeout, int maxIdlePerPeer, Ticker ticker, Scheduler scheduler,
+                      Consumer<Endpoint> peerForgotten) {
         this.maxIdlePerPeer = maxIdlePerPeer;
         this.idle = Caffeine.newBuilder()
                 .expireAfterAccess(idleTimeout)
@@ -47,6 +58,9 @@ final class TcpConnectionPool implements AutoCloseable {
                 .removalListener((Endpoint peer, IdleConnections connections, RemovalCause cause) -> {
                     if (connections != null && cause != RemovalCause.REPLACED) {
                         connections.closeAll();
+                    }
+                    if (peer != null && cause != RemovalCause.REPLACED) {
+                        peerForgotten.accept(peer);
                     }
                 })
                 .build();

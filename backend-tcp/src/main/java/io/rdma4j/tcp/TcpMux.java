@@ -599,6 +599,7 @@ final class TcpMux {
             lane.mux = null;
         }
         transport.pool().discard(connection);
+        transport.forgetLaneIfIdle(peer);
     }
 
     /** Watchdog action: a write did not finish by its round's deadline (the peer stopped reading). */

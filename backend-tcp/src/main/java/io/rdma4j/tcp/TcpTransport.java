@@ -77,7 +77,7 @@ final class TcpTransport implements Transport {
         this.dataEndpoint = new Endpoint(context.advertisedHost(), server.port());
         this.context = TcpContextCodec.encode(dataEndpoint);
         this.pool = new TcpConnectionPool(idleTimeout, Math.max(8, 2 * parallelism), Ticker.systemTicker(),
-                Scheduler.systemScheduler());
+                Scheduler.systemScheduler(), this::forgetLaneIfIdle);
     }
 
     /** Binds the data endpoint and starts serving it (the constructor only binds: it starts no thread). */
@@ -383,6 +383,21 @@ final class TcpTransport implements Transport {
     TcpMux.Lane lane(Endpoint peer) {
         TcpMux.Lane lane = lanes.get(peer);
         return lane != null ? lane : lanes.computeIfAbsent(peer, p -> new TcpMux.Lane());
+    }
+
+    /**
+     * Drops the peer's lane when no run to it is in progress and it has no shared connection: called
+     * when its pooled connections expired and when its shared connection ended, so a peer no longer
+     * used leaves nothing behind. A run that took the lane just before keeps using it; the next run
+     * makes a new one (at worst two shared connections to the peer for a while).
+     */
+    void forgetLaneIfIdle(Endpoint peer) {
+        lanes.computeIfPresent(peer, (p, lane) -> lane.active.get() == 0 && lane.mux == null ? null : lane);
+    }
+
+    /** Peers with a lane (tests). */
+    int laneCount() {
+        return lanes.size();
     }
 
     /** Rounds in flight on shared connections, all peers (tests). */

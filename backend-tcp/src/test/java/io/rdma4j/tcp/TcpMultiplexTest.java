@@ -214,6 +214,23 @@ class TcpMultiplexTest {
     }
 
     @Test
+    void peerNoLongerUsed_leavesNoLaneBehind_onceItsConnectionsExpired() throws Exception {
+        TcpTesting.Instrumented holder = closing(TcpTesting.instrumented("rdma.tcp.idleTimeout", "1s"));
+        GatedPeer peer = closing(new GatedPeer());
+        Gated gated = new Gated(holder, peer);
+        Submitted alone = gated.submitReads(Deadline.after(SAFETY));
+        gated.awaitRequests(2);
+        Submitted shared = gated.submitReads(Deadline.after(SAFETY));
+        gated.awaitRequests(4);
+        assertEquals(1, holder.transport().laneCount(), "no lane for the peer while runs to it are in progress");
+        peer.open();
+        await(alone.future);
+        await(shared.future);
+
+        TcpTesting.awaitCondition("the peer's lane is forgotten", () -> holder.transport().laneCount() == 0);
+    }
+
+    @Test
     void closingTheTransport_failsEveryRoundWaitingOnTheSharedConnection() throws Exception {
         TcpTesting.Instrumented holder = closing(TcpTesting.instrumented());
         GatedPeer peer = closing(new GatedPeer());
