@@ -29,9 +29,11 @@ import java.util.concurrent.Future;
 
 /**
  * The holder's side of the shm transport: decides per owner whether this process can attach to
- * it (once, logging a refusal at INFO), asks the owner for each buffer's grant (once, over the
- * owner's hand-over socket, which hands the memory files over: {@link Handover}), and runs ops as
- * copies on the calling thread.
+ * it and which path each kind of the owner's memory takes (once, logged at INFO: its memory files
+ * by mapping; its other registered memory by cross-memory attach where the owner and the kernel
+ * allow it, else by the owner's staging copy, {@link StagingChannel}), asks the owner for each
+ * buffer's grant (once, over the owner's hand-over socket, which hands the memory files over:
+ * {@link Handover}), and runs ops as copies on the calling thread.
  *
  * <p>An op on a remote buffer: announce the copy in the owner's {@link AccessTable} (refused when
  * the buffer was released), copy in pieces of at most {@code chunk} bytes with

@@ -51,7 +51,9 @@ import java.util.concurrent.Executors;
  * {@link ShmSettings#ALLOW_ANY_PTRACER} ({@link AnyPtracer}). Where same-user peers may not
  * cross-memory attach to this process (Yama's {@code ptrace_scope} 1 without the opt-in, 2),
  * tokens say so: holders then map this owner's {@code allocate()}d buffers (memory files) and
- * route its other registered memory to the next transport, and the owner grants them nothing else.
+ * reach its other registered memory through its staging copy: on request, a staging file shared
+ * with that holder and a {@link StagingServer} thread that copies between it and the buffer after
+ * checking each request as a TCP request is checked. The owner grants nothing else.
  *
  * <p><b>Memory files.</b> A buffer is handed over as a memory file only when it is one whole
  * (what {@code allocate()} registers): a registration of part of one is other memory, since the
@@ -115,7 +117,7 @@ final class ShmTransport implements Transport {
         this.refusal = why;
         if (!refusal.isEmpty()) {
             LOG.log(System.Logger.Level.INFO, "shm: same-host peers may not attach to this process ({0}): they map "
-                    + "its allocate()d buffers and reach its other registered memory by the next transport", refusal);
+                    + "its allocate()d buffers and reach its other registered memory through this process's staging copy", refusal);
         }
         long pid = ProcessHandle.current().pid();
         this.fileContext = new ShmContext(identity, pid, context.incarnation(), table.address(), true, refusal).toBytes();

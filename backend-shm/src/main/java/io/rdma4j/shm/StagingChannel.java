@@ -270,7 +270,7 @@ final class StagingChannel implements AutoCloseable {
 
     private static TransportException timeout(List<TransportOp> ops, int from, int op, long id) {
         long bytes = 0;
-        for (int i = from; i < ops.size() && i <= op && i < ops.size(); i++) {
+        for (int i = from, end = Math.min(op + 1, ops.size()); i < end; i++) {
             bytes += ops.get(i).length();
         }
         return new TransportException(Kind.TIMEOUT, "shm: deadline passed before " + bytes

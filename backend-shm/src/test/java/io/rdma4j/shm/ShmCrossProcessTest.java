@@ -324,7 +324,7 @@ class ShmCrossProcessTest {
         return true;
     }
 
-    /** The shm holder's INFO lines "falling back" (a whole owner) or "goes by the next transport" (its non-file memory). */
+    /** The shm holder's INFO lines "falling back" (a whole owner to the next transport) and "shm: owner ...: paths" (one per owner attached). */
     private static final class FallbackLog extends Handler implements AutoCloseable {
         private final Logger jul = Logger.getLogger(ShmHolder.class.getName());
         private final List<LogRecord> records = new ArrayList<>();
@@ -341,8 +341,7 @@ class ShmCrossProcessTest {
         /** The reason of the one fallback line logged; fails unless exactly one was. */
         synchronized String onlyReason() {
             List<LogRecord> fallbacks = records.stream()
-                    .filter(r -> r.getLevel() == Level.INFO && (r.getMessage().contains("falling back")
-                            || r.getMessage().contains("goes by the next transport"))).toList();
+                    .filter(r -> r.getLevel() == Level.INFO && r.getMessage().contains("falling back")).toList();
             assertEquals(1, fallbacks.size(), records.toString());
             return String.valueOf(fallbacks.getFirst().getParameters()[2]);
         }
