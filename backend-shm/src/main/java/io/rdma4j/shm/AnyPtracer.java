@@ -28,8 +28,8 @@ final class AnyPtracer {
      * @param setAnyPtracer whether to call {@code prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY)}
      * @param refusal       "" when same-user peers may cross-memory attach to this process (given
      *                      the prctl, if any, succeeds); otherwise why not, which goes into tokens:
-     *                      holders then reach only this owner's memory files, and its other
-     *                      registered memory by the next transport
+     *                      holders then map this owner's memory files, and reach its other
+     *                      registered memory through its staging copy ({@link StagingServer})
      */
     record Plan(boolean setAnyPtracer, String refusal) {
     }

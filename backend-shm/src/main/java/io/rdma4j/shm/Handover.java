@@ -42,8 +42,26 @@ final class Handover {
         return "rdma4j-shm-" + incarnationHex.toLowerCase(Locale.ROOT);
     }
 
-    /** The owner's answer to one request: its bytes, and the descriptors to attach (closed by the server once sent). */
-    record Answer(byte[] reply, int... fds) {
+    /**
+     * The owner's answer to one request: its bytes, the descriptors to attach (closed by the server
+     * once sent), and, for a request that opens a lasting channel, who takes the connection over.
+     *
+     * @param then null: the server closes the connection after the answer; otherwise it hands the
+     *             connection over once the answer was sent, or tells it that it could not be
+     */
+    record Answer(byte[] reply, int[] fds, Continuation then) {
+        Answer(byte[] reply, int... fds) {
+            this(reply, fds, null);
+        }
+    }
+
+    /** Who takes a connection over after a request that opens a lasting channel. */
+    interface Continuation {
+        /** The answer went out; the connection (still with the server's timeouts) is now the callee's to close. */
+        void take(int connection);
+
+        /** The answer could not be sent; the server closes the connection. Must not throw. */
+        void abandon();
     }
 
     /** The owner's decision on one request, from the peer's kernel-given credentials and its request's bytes. */
@@ -85,36 +103,50 @@ final class Handover {
                     }
                     continue;
                 }
+                boolean kept = false;
                 try {
-                    serve(connection);
+                    kept = serve(connection);
                 } catch (IOException | RuntimeException e) {
                     LOG.log(System.Logger.Level.DEBUG, "shm: a hand-over request on @" + name + " failed", e);
                 } finally {
-                    Libc.close(connection);
+                    if (!kept) {
+                        Libc.close(connection);
+                    }
                 }
             }
         }
 
-        private void serve(int connection) throws IOException {
+        /** Serves one connection; true when an answer's continuation took it over (then it is not closed here). */
+        private boolean serve(int connection) throws IOException {
             UnixSockets.Credentials peer = UnixSockets.peer(connection);
             if (peer.uid() != uid) {
                 LOG.log(System.Logger.Level.DEBUG, "shm: refused a hand-over connection from pid {0} of uid {1} "
                         + "(this process runs as uid {2})", peer.pid(), peer.uid(), uid);
-                return;
+                return false;
             }
             UnixSockets.setTimeouts(connection, SERVE_TIMEOUT.toNanos());
             UnixSockets.Message request = UnixSockets.receive(connection, ShmProtocol.REQUEST_BYTES + 1, 0, false);
             if (request.bytes().length == 0) {
-                return;             // a holder checking who listens here
+                return false;       // a holder checking who listens here
             }
             Answer answer = service.serve(peer, request.bytes());
+            boolean sent = false;
             try {
                 UnixSockets.send(connection, answer.reply(), answer.fds());
+                sent = true;
             } finally {
                 for (int fd : answer.fds()) {
                     Libc.close(fd);
                 }
+                if (!sent && answer.then() != null) {
+                    answer.then().abandon();
+                }
             }
+            if (answer.then() != null) {
+                answer.then().take(connection);
+                return true;
+            }
+            return false;
         }
 
         /** Stops serving and closes the socket; returns once the serving thread ended. Idempotent. */

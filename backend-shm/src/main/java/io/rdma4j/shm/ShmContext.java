@@ -17,8 +17,8 @@ import java.util.Objects;
  * @param memoryFile   whether the buffer lies in a memory file of the owner ({@code allocate()}),
  *                     which holders map instead of attaching to the owner
  * @param refusal      empty when the owner lets same-user holders cross-memory attach to it;
- *                     otherwise why not: holders then reach only its memory files, and its other
- *                     registered memory by the next transport
+ *                     otherwise why not: holders then map its memory files, and reach its other
+ *                     registered memory through its staging copy ({@link StagingChannel})
  */
 public record ShmContext(HostIdentity host, long pid, byte[] socket, long tableAddress, boolean memoryFile,
                          String refusal) {

@@ -29,9 +29,11 @@ import java.util.concurrent.Future;
 
 /**
  * The holder's side of the shm transport: decides per owner whether this process can attach to
- * it (once, logging a refusal at INFO), asks the owner for each buffer's grant (once, over the
- * owner's hand-over socket, which hands the memory files over: {@link Handover}), and runs ops as
- * copies on the calling thread.
+ * it and which path each kind of the owner's memory takes (once, logged at INFO: its memory files
+ * by mapping; its other registered memory by cross-memory attach where the owner and the kernel
+ * allow it, else by the owner's staging copy, {@link StagingChannel}), asks the owner for each
+ * buffer's grant (once, over the owner's hand-over socket, which hands the memory files over:
+ * {@link Handover}), and runs ops as copies on the calling thread.
  *
  * <p>An op on a remote buffer: announce the copy in the owner's {@link AccessTable} (refused when
  * the buffer was released), copy in pieces of at most {@code chunk} bytes with
@@ -57,8 +59,19 @@ final class ShmHolder implements AutoCloseable {
     private final Map<String, Object> peers = new ConcurrentHashMap<>();   // incarnation -> ShmPeer or String (refusal)
     private final ConcurrentLinkedQueue<ProcessVmCopier> copiers = new ConcurrentLinkedQueue<>();
     private volatile boolean closed;
+    private final boolean forceStaging;
 
     ShmHolder(HostIdentity self, byte[] ownIncarnation, RegistrationLookup registrations, long chunk, int copyThreads) {
+        this(self, ownIncarnation, registrations, chunk, copyThreads, false);
+    }
+
+    /**
+     * @param forceStaging reach every buffer of another process through its owner's staging copy
+     *                     ({@link ShmSettings#FORCE_STAGING})
+     */
+    ShmHolder(HostIdentity self, byte[] ownIncarnation, RegistrationLookup registrations, long chunk, int copyThreads,
+              boolean forceStaging) {
+        this.forceStaging = forceStaging;
         this.self = self;
         this.ownIncarnation = HexFormat.of().formatHex(ownIncarnation);
         this.registrations = registrations;
@@ -89,15 +102,8 @@ final class ShmHolder implements AutoCloseable {
         }
         Object peer = peers.computeIfAbsent(ref.incarnation(), inc -> attach(inc, ref, context));
         if (peer instanceof ShmPeer p) {
-            if (!context.memoryFile() && !p.crossMemory()) {
-                String why = "the owner does not permit cross-memory attach (" + p.refusal()
-                        + "), and the buffer is not one of its memory files";
-                if (p.firstRouteLog()) {
-                    LOG.log(System.Logger.Level.INFO, "shm: owner {0} (pid {1}): allocate()d buffers are mapped; other "
-                            + "registered memory goes by the next transport: {2}", ref.owner(), String.valueOf(context.pid()), why);
-                }
-                throw new TransportException(Kind.PEER_UNREACHABLE, "shm cannot reach buffer " + ref.bufferId()
-                        + " of " + ref.owner() + ": " + why);
+            if (forceStaging || !context.memoryFile() && !p.crossMemory()) {
+                return new ShmRemote.Staged(ref, p);
             }
             return new ShmRemote.Attached(ref, p);
         }
@@ -111,13 +117,20 @@ final class ShmHolder implements AutoCloseable {
         if (reason == null) {
             try {
                 Libc.close(Handover.connect(socket, context.pid(), Handover.SERVE_TIMEOUT.toNanos()));
-                int errno = context.refusal().isEmpty() ? probe(context) : 0;     // else: no attach is tried at all
-                if (errno != 0) {
-                    reason = "the kernel refused process_vm_readv on owner pid " + context.pid() + ": "
-                            + Errno.describe(errno);
-                }
             } catch (IOException | RuntimeException e) {
                 reason = "cannot reach the owner's hand-over socket: " + e.getMessage();
+            }
+        }
+        String refusal = context.refusal();
+        if (reason == null && refusal.isEmpty() && !forceStaging) {
+            try {
+                int errno = probe(context);         // else: no attach is tried at all
+                if (errno != 0) {
+                    refusal = "the kernel refused process_vm_readv on owner pid " + context.pid() + ": "
+                            + Errno.describe(errno);
+                }
+            } catch (RuntimeException e) {
+                refusal = "the probe copy from owner pid " + context.pid() + " failed: " + e.getMessage();
             }
         }
         if (reason != null) {
@@ -135,7 +148,22 @@ final class ShmHolder implements AutoCloseable {
         }
         LOG.log(System.Logger.Level.DEBUG, "shm: attached to owner {0} (pid {1}, pidfd {2})", ref.owner(),
                 String.valueOf(context.pid()), pidfd);
-        return new ShmPeer(incarnation, context.pid(), pidfd, context.refusal(), socket);
+        LOG.log(System.Logger.Level.INFO, "shm: owner {0} (pid {1}): {2}", ref.owner(), String.valueOf(context.pid()),
+                routes(refusal));
+        return new ShmPeer(incarnation, context.pid(), pidfd, forceStaging && refusal.isEmpty()
+                ? "rdma.shm.forceStaging=true" : refusal, socket);
+    }
+
+    /** Which path each kind of the owner's memory takes, and why: the INFO line logged once per owner. */
+    private String routes(String refusal) {
+        if (forceStaging) {
+            return "every buffer by the owner's staging copy (rdma.shm.forceStaging=true)";
+        }
+        if (refusal.isEmpty()) {
+            return "allocate()d buffers by mapping their memory files, other registered memory by cross-memory attach";
+        }
+        return "allocate()d buffers by mapping their memory files, other registered memory by the owner's staging copy "
+                + "(two copies; cross-memory attach not permitted: " + refusal + ")";
     }
 
     /** Reads the first 8 bytes of the owner's table with process_vm_readv: the ptrace check, for real. */
@@ -160,8 +188,8 @@ final class ShmHolder implements AutoCloseable {
             TransportOp op = ops.get(i);
             bytes += op.length();
             Object context = op.remoteContext();
-            if (bytes > maxBytes || !(context instanceof ShmRemote remote)) {
-                return false;
+            if (bytes > maxBytes || !(context instanceof ShmRemote remote) || remote instanceof ShmRemote.Staged) {
+                return false;       // a staged op waits for the owner's answer
             }
             if (context != checked && remote instanceof ShmRemote.Attached a
                     && a.peer().attachment(a.ref().bufferId()) == null) {
@@ -189,7 +217,15 @@ final class ShmHolder implements AutoCloseable {
         for (int i = 0, n = ops.size(), end; i < n; i = end) {
             TransportOp op = ops.get(i);
             end = i + 1;
-            if (op.remoteContext() instanceof ShmRemote.Attached attached && op.length() <= BATCH_OP_MAX_BYTES) {
+            if (op.remoteContext() instanceof ShmRemote.Staged staged) {
+                while (end < n && sameBuffer(staged, ops.get(end).remoteContext())) {
+                    end++;
+                }
+                if (deadline.isExpired()) {
+                    throw timeout(op);
+                }
+                copyStaged(ops, i, end, staged, deadline, cancel);
+            } else if (op.remoteContext() instanceof ShmRemote.Attached attached && op.length() <= BATCH_OP_MAX_BYTES) {
                 while (end < n && ops.get(end).length() <= BATCH_OP_MAX_BYTES
                         && sameBuffer(attached, ops.get(end).remoteContext())) {
                     end++;
@@ -213,6 +249,28 @@ final class ShmHolder implements AutoCloseable {
                 && b.ref().bufferId() == a.ref().bufferId() && java.util.Arrays.equals(b.accessKey(), a.accessKey());
     }
 
+    /** Whether {@code context} names the buffer {@code a} names, with the same key (the same token, or a slice of it). */
+    private static boolean sameBuffer(ShmRemote.Staged a, Object context) {
+        return context == a || context instanceof ShmRemote.Staged b && b.peer() == a.peer()
+                && b.ref().bufferId() == a.ref().bufferId() && java.util.Arrays.equals(b.accessKey(), a.accessKey())
+                && java.util.Arrays.equals(b.incarnation(), a.incarnation());
+    }
+
+    /**
+     * Copies {@code ops[from, to)}, all on {@code remote}'s buffer, through the owner's staging
+     * copy, on a staging channel borrowed for the run; the owner checks the key and the ranges
+     * of every piece.
+     */
+    private void copyStaged(List<TransportOp> ops, int from, int to, ShmRemote.Staged remote, Deadline deadline,
+                            Cancellation cancel) {
+        StagingChannel channel = remote.peer().borrowStaging(deadline);
+        try {
+            channel.run(ops, from, to, remote, deadline, cancel);
+        } finally {
+            remote.peer().giveBackStaging(channel);
+        }
+    }
+
     /**
      * Runs one op on the calling thread.
      *
@@ -227,6 +285,7 @@ final class ShmHolder implements AutoCloseable {
         switch (remote) {
             case ShmRemote.Local local -> copyLocally(op, local.ref());
             case ShmRemote.Attached attached -> copyAcross(List.of(op), 0, 1, attached, deadline, cancel);
+            case ShmRemote.Staged staged -> copyStaged(List.of(op), 0, 1, staged, deadline, cancel);
         }
     }
 

@@ -24,10 +24,17 @@ final class ShmPeer implements AutoCloseable {
     private final int pidfd;                // names the owner process itself, whatever its pid names later
     private final String refusal;           // "" when the owner lets this process cross-memory attach
     private final String socket;            // the owner's hand-over socket (abstract name)
-    private final java.util.concurrent.atomic.AtomicBoolean routeLogged = new java.util.concurrent.atomic.AtomicBoolean();
     private final ConcurrentHashMap<Long, Attachment> attachments = new ConcurrentHashMap<>();
+    /** Staging channels to this owner not in use; at most {@link #STAGING_CHANNELS} exist at once. */
+    private final java.util.concurrent.ConcurrentLinkedQueue<StagingChannel> idleStaging =
+            new java.util.concurrent.ConcurrentLinkedQueue<>();
+    private final java.util.concurrent.Semaphore stagingPermits = new java.util.concurrent.Semaphore(STAGING_CHANNELS);
+
+    /** Most staging channels one holder keeps to one owner (each an owner thread and a staging file). */
+    static final int STAGING_CHANNELS = 8;
     private volatile AccessTable table;     // null until the first grant; then the owner's, for good
     private boolean closed;                 // guarded by this
+    private boolean tableClosed;            // guarded by this
 
     /**
      * @param pidfd   a process descriptor of the owner ({@code pidfd_open}), now owned by this peer:
@@ -57,11 +64,6 @@ final class ShmPeer implements AutoCloseable {
     /** The owner's hand-over socket. */
     String socket() {
         return socket;
-    }
-
-    /** True the first time only: the route of the owner's non-file memory is logged once per peer. */
-    boolean firstRouteLog() {
-        return routeLogged.compareAndSet(false, true);
     }
 
     /** The owner's process descriptor. */
@@ -184,16 +186,67 @@ final class ShmPeer implements AutoCloseable {
         }
     }
 
-    /** Unmaps the owner's table and every buffer mapping. Idempotent; no op may use this peer afterwards. */
+    /**
+     * A staging channel to this owner for one thread's op: an idle one, or a new one while fewer
+     * than {@link #STAGING_CHANNELS} exist (else waits for one, until the deadline). Give it back
+     * with {@link #giveBackStaging}.
+     *
+     * @throws TransportException {@link TransportException.Kind#TIMEOUT} when none came by the
+     *                            deadline; what {@link StagingChannel#open} throws
+     */
+    StagingChannel borrowStaging(io.rdma4j.spi.Deadline deadline) {
+        try {
+            if (!stagingPermits.tryAcquire(Math.max(0, deadline.remainingNanos()), java.util.concurrent.TimeUnit.NANOSECONDS)) {
+                throw new TransportException(TransportException.Kind.TIMEOUT, "shm: no staging channel to " + this
+                        + " came free by the deadline");
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new TransportException(TransportException.Kind.INTERNAL, "shm: interrupted waiting for a staging channel", e);
+        }
+        StagingChannel c = idleStaging.poll();
+        if (c != null) {
+            return c;
+        }
+        try {
+            return StagingChannel.open(this, deadline.remainingNanos());
+        } catch (RuntimeException e) {
+            stagingPermits.release();
+            throw e;
+        }
+    }
+
+    /** Ends a thread's use of {@code c}: kept for the next op unless it is broken or this peer closed. */
+    void giveBackStaging(StagingChannel c) {
+        if (c.broken()) {
+            c.close();
+        } else {
+            idleStaging.offer(c);
+            synchronized (this) {
+                if (closed && idleStaging.remove(c)) {
+                    c.close();
+                }
+            }
+        }
+        stagingPermits.release();
+    }
+
+    /** Unmaps the owner's table and every buffer mapping, closes idle staging channels. Idempotent; no op may use this peer afterwards. */
     @Override
     public void close() {
         attachments.values().forEach(Attachment::close);
         attachments.clear();
         synchronized (this) {
-            if (closed) {
+            closed = true;
+        }
+        for (StagingChannel c; (c = idleStaging.poll()) != null; ) {
+            c.close();
+        }
+        synchronized (this) {
+            if (tableClosed) {
                 return;
             }
-            closed = true;
+            tableClosed = true;
             if (table != null) {
                 table.close();
             }

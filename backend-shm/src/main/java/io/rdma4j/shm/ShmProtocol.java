@@ -15,6 +15,9 @@ import java.nio.charset.StandardCharsets;
  *   granted  u8 0, i64 owner pid, i32 slot, i64 generation, i64 address, i64 size, u8 memory file (0/1)
  *            + descriptors (SCM_RIGHTS): the access table's slots file, the holder's rows file, then the
  *            buffer's memory file when it is one
+ *   stage    u8 STAGE: opens a staging channel on this connection ({@link StagingChannel})
+ *   staged   u8 0, i32 slots, i64 slot bytes + descriptor (SCM_RIGHTS): the staging file; the connection
+ *            then carries {@link StagingProtocol} messages until either end closes it
  *   refused  u8 code (an {@link ErrorCode} wire value, or {@link #NOT_PERMITTED}), UTF-8 message; no descriptor
  * </pre>
  * All integers big-endian. Every decoder checks lengths and throws
@@ -23,6 +26,10 @@ import java.nio.charset.StandardCharsets;
 final class ShmProtocol {
 
     static final byte ATTACH = 1;
+    /** Opens a staging channel on this connection ({@link StagingChannel}): one byte, no key (each later request carries one). */
+    static final byte STAGE = 2;
+    /** A granted STAGE: status, slots, slot bytes; the staging file's descriptor attached. */
+    static final int STAGED_BYTES = 1 + 4 + 8;
     static final byte GRANTED = 0;
     /** The owner does not let holders attach (its permission step was skipped or failed). */
     static final byte NOT_PERMITTED = (byte) 200;
@@ -108,6 +115,34 @@ final class ShmProtocol {
                     + ", memory file " + file);
         }
         return new Grant(pid, slot, address, size, file == 1);
+    }
+
+    /** The shape of a staging channel the owner opened. */
+    record Staged(int slots, long slotBytes) {
+    }
+
+    static byte[] stage() {
+        return new byte[] {STAGE};
+    }
+
+    static byte[] staged(Staged s) {
+        return ByteBuffer.allocate(STAGED_BYTES).put(GRANTED).putInt(s.slots()).putLong(s.slotBytes()).array();
+    }
+
+    /**
+     * @throws IllegalArgumentException unless a grant of 1 to 64 slots of 4 KiB to 1 GiB each
+     */
+    static Staged readStaged(byte[] reply) {
+        if (reply.length != STAGED_BYTES || reply[0] != GRANTED) {
+            throw new IllegalArgumentException("not a staging grant (" + reply.length + " bytes)");
+        }
+        ByteBuffer in = ByteBuffer.wrap(reply, 1, reply.length - 1);
+        int slots = in.getInt();
+        long slotBytes = in.getLong();
+        if (slots < 1 || slots > 64 || slotBytes < 4096 || slotBytes > (1L << 30)) {
+            throw new IllegalArgumentException("staging grant of " + slots + " slots of " + slotBytes + " bytes");
+        }
+        return new Staged(slots, slotBytes);
     }
 
     /** The text of {@link ErrorCode#ACCESS_DENIED}, as the manager's lookup words it. */

@@ -5,7 +5,7 @@ import io.rdma4j.spi.RemoteBufferRef;
 /**
  * A token's shm context as {@link ShmTransport#decodeContext} decoded it, once per token.
  */
-sealed interface ShmRemote permits ShmRemote.Local, ShmRemote.Attached {
+sealed interface ShmRemote permits ShmRemote.Local, ShmRemote.Attached, ShmRemote.Staged {
 
     /** The buffer's reference, as the manager handed it. */
     RemoteBufferRef ref();
@@ -29,6 +29,23 @@ sealed interface ShmRemote permits ShmRemote.Local, ShmRemote.Attached {
     record Attached(RemoteBufferRef ref, ShmPeer peer, byte[] accessKey) implements ShmRemote {
         Attached(RemoteBufferRef ref, ShmPeer peer) {
             this(ref, peer, ref.accessKey());
+        }
+    }
+
+    /**
+     * The buffer belongs to another process on this host whose memory this one reaches through the
+     * owner's staging copy ({@link StagingChannel}): memory that is not one of the owner's memory
+     * files where cross-memory attach is not permitted, or any buffer when
+     * {@link ShmSettings#FORCE_STAGING} says so.
+     *
+     * @param ref         the buffer
+     * @param peer        the owner process
+     * @param incarnation the token's incarnation bytes, decoded once; never modified
+     * @param accessKey   the token's key, copied once; never modified
+     */
+    record Staged(RemoteBufferRef ref, ShmPeer peer, byte[] incarnation, byte[] accessKey) implements ShmRemote {
+        Staged(RemoteBufferRef ref, ShmPeer peer) {
+            this(ref, peer, java.util.HexFormat.of().parseHex(ref.incarnation()), ref.accessKey());
         }
     }
 }

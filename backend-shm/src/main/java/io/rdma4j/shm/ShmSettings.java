@@ -27,15 +27,16 @@ public final class ShmSettings {
      * the registered buffers. Logged at WARNING when applied; undone
      * ({@code prctl(PR_SET_PTRACER, 0)}) when the last manager that applied it closes. It lets
      * same-host holders copy this owner's {@code register()}ed memory with cross-memory attach
-     * instead of the next transport (TCP). Default {@code false}: nothing is loosened, holders map
-     * {@code allocate()}d buffers and reach other registered memory by the next transport. Has
+     * instead of the owner's staging copy. Default {@code false}: nothing is loosened, holders map
+     * {@code allocate()}d buffers and reach other registered memory through the owner's staging
+     * copy ({@link #FORCE_STAGING}). Has
      * no effect under any other scope (0 or no Yama: nothing is needed; 2 and 3: the prctl cannot help).
      */
     public static final Setting<Boolean> ALLOW_ANY_PTRACER = Setting.bool("rdma.shm.allowAnyPtracer",
             "RDMA_SHM_ALLOW_ANY_PTRACER", false,
             "Under Yama ptrace_scope=1, let every process of this user ptrace this whole JVM (prctl PR_SET_PTRACER_ANY, "
                     + "logged at WARNING, undone when the last manager closes) so that same-host peers can copy "
-                    + "register()ed memory directly; false: they use the next transport for it.");
+                    + "register()ed memory directly; false: they reach it through this process's staging copy.");
 
     /**
      * Largest piece one system call copies, in MiB ({@code [1, 1024]}, default 8): between pieces a
@@ -64,8 +65,20 @@ public final class ShmSettings {
             "How long releasing a buffer waits for same-host copies in flight to finish; a holder that keeps "
                     + "it waiting that long is not waited for again, nor granted more buffers.");
 
+    /**
+     * {@code true} makes this holder reach <em>every</em> buffer of another process through its
+     * owner's staging copy (two copies, the owner's CPU; no ptrace rights needed), even memory it
+     * could map or cross-memory attach. Default {@code false}: that path is taken only for
+     * {@code register()}ed memory where cross-memory attach is not permitted (Yama
+     * {@code ptrace_scope} 1 without {@link #ALLOW_ANY_PTRACER}, or 2). For tests and measurement.
+     */
+    public static final Setting<Boolean> FORCE_STAGING = Setting.bool("rdma.shm.forceStaging",
+            "RDMA_SHM_FORCE_STAGING", false,
+            "Reach every buffer of another process through its owner's staging copy (two copies, no ptrace rights), "
+                    + "even where mapping or cross-memory attach would work; for tests and measurement.");
+
     /** Every setting of the transport. */
     public static List<Setting<?>> all() {
-        return List.of(DISABLE, ALLOW_ANY_PTRACER, CHUNK_MIB, COPY_THREADS, RELEASE_WAIT);
+        return List.of(DISABLE, ALLOW_ANY_PTRACER, CHUNK_MIB, COPY_THREADS, RELEASE_WAIT, FORCE_STAGING);
     }
 }

@@ -51,7 +51,9 @@ import java.util.concurrent.Executors;
  * {@link ShmSettings#ALLOW_ANY_PTRACER} ({@link AnyPtracer}). Where same-user peers may not
  * cross-memory attach to this process (Yama's {@code ptrace_scope} 1 without the opt-in, 2),
  * tokens say so: holders then map this owner's {@code allocate()}d buffers (memory files) and
- * route its other registered memory to the next transport, and the owner grants them nothing else.
+ * reach its other registered memory through its staging copy: on request, a staging file shared
+ * with that holder and a {@link StagingServer} thread that copies between it and the buffer after
+ * checking each request as a TCP request is checked. The owner grants nothing else.
  *
  * <p><b>Memory files.</b> A buffer is handed over as a memory file only when it is one whole
  * (what {@code allocate()} registers): a registration of part of one is other memory, since the
@@ -115,7 +117,7 @@ final class ShmTransport implements Transport {
         this.refusal = why;
         if (!refusal.isEmpty()) {
             LOG.log(System.Logger.Level.INFO, "shm: same-host peers may not attach to this process ({0}): they map "
-                    + "its allocate()d buffers and reach its other registered memory by the next transport", refusal);
+                    + "its allocate()d buffers and reach its other registered memory through this process's staging copy", refusal);
         }
         long pid = ProcessHandle.current().pid();
         this.fileContext = new ShmContext(identity, pid, context.incarnation(), table.address(), true, refusal).toBytes();
@@ -131,7 +133,8 @@ final class ShmTransport implements Transport {
             throw e;
         }
         this.holder = new ShmHolder(identity, context.incarnation(), context.registrations(),
-                (long) context.settings().get(ShmSettings.CHUNK_MIB) << 20, context.settings().get(ShmSettings.COPY_THREADS));
+                (long) context.settings().get(ShmSettings.CHUNK_MIB) << 20, context.settings().get(ShmSettings.COPY_THREADS),
+                context.settings().get(ShmSettings.FORCE_STAGING));
     }
 
     @Override
@@ -269,6 +272,9 @@ final class ShmTransport implements Transport {
      */
     @SuppressWarnings("try")    // the pin is held, not used: it keeps the memory alive while the grant is built
     private Handover.Answer serve(UnixSockets.Credentials peer, byte[] payload) {
+        if (payload.length == 1 && payload[0] == ShmProtocol.STAGE) {
+            return stage(peer);
+        }
         ShmProtocol.Attach attach;
         try {
             attach = ShmProtocol.readAttach(payload);
@@ -306,6 +312,73 @@ final class ShmTransport implements Transport {
                     ShmProtocol.denied(attach.bufferId())));
         }
     }
+
+    /** Slots of a staging file: pieces one holder's op keeps in flight. */
+    static final int STAGING_SLOTS = 4;
+    /** Bytes of one staging slot: the largest piece of a staged copy. */
+    static final long STAGING_SLOT_BYTES = 1 << 20;
+    /** Most staging channels this owner serves at once, all holders together (each is a thread and a file). */
+    static final int MAX_STAGING_CHANNELS = 64;
+
+    /**
+     * The owner's answer to a STAGE request, on the hand-over thread, to a process of this user:
+     * a new staging file ({@value #STAGING_SLOTS} slots of {@value #STAGING_SLOT_BYTES} bytes,
+     * sealed against resizing), handed over, and a {@link StagingServer} thread that takes the
+     * connection over once the answer went out. No key is checked here: every request on the
+     * channel carries its own, checked as a TCP request's is.
+     */
+    private Handover.Answer stage(UnixSockets.Credentials peer) {
+        synchronized (stagingServers) {
+            if (closed) {
+                return new Handover.Answer(ShmProtocol.refused(ErrorCode.FAILED.wire(), "shm: the owner is closing"));
+            }
+            if (stagingServers.size() >= MAX_STAGING_CHANNELS) {
+                return new Handover.Answer(ShmProtocol.refused(ErrorCode.FAILED.wire(), "shm: the owner already serves "
+                        + MAX_STAGING_CHANNELS + " staging channels"));
+            }
+        }
+        Arena arena = Arena.ofShared();
+        int fd;
+        MemoryFile.Mapped file;
+        try {
+            file = MemoryFile.create("rdma4j-shm-staging", STAGING_SLOTS * STAGING_SLOT_BYTES, arena, m -> { });
+            fd = file.parked().take();
+        } catch (IOException | RuntimeException e) {
+            arena.close();
+            return new Handover.Answer(ShmProtocol.refused(ErrorCode.FAILED.wire(), "shm: cannot create a staging file: "
+                    + e.getMessage()));
+        }
+        byte[] reply = ShmProtocol.staged(new ShmProtocol.Staged(STAGING_SLOTS, STAGING_SLOT_BYTES));
+        return new Handover.Answer(reply, new int[] {fd}, new Handover.Continuation() {
+            @Override
+            public void take(int connection) {
+                StagingServer[] self = new StagingServer[1];
+                StagingServer server = new StagingServer(connection, arena, file.segment(), STAGING_SLOTS,
+                        STAGING_SLOT_BYTES, context.registrations(), peer.pid(), () -> {
+                            synchronized (stagingServers) {
+                                stagingServers.remove(self[0]);
+                            }
+                        });
+                self[0] = server;
+                synchronized (stagingServers) {
+                    if (!closed) {
+                        stagingServers.add(server);
+                        server.start();
+                        return;
+                    }
+                }
+                server.discard();
+            }
+
+            @Override
+            public void abandon() {
+                arena.close();
+            }
+        });
+    }
+
+    /** The staging channels this owner serves. */
+    private final java.util.Set<StagingServer> stagingServers = new java.util.HashSet<>();
 
     /**
      * New descriptors for the slots file, the holder's rows file and, when given, the buffer's
@@ -370,7 +443,7 @@ final class ShmTransport implements Transport {
             future.completeExceptionally(new TransportException(TransportException.Kind.INTERNAL, "shm transport closed"));
             return future;
         }
-        workers.execute(() -> {
+        (staged(ops) ? stagingWorkers : workers).execute(() -> {
             try {
                 holder.runAll(ops, deadline, cancellation);
                 future.complete(null);
@@ -380,6 +453,24 @@ final class ShmTransport implements Transport {
         });
         return future;
     }
+
+    /** Whether any op goes through a staging channel, whose thread blocks in a native receive for the owner's answer. */
+    private static boolean staged(List<TransportOp> ops) {
+        for (int i = 0, n = ops.size(); i < n; i++) {
+            if (ops.get(i).remoteContext() instanceof ShmRemote.Staged) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /**
+     * Threads for submitted ops that go through a staging channel: platform threads, since a
+     * virtual one blocked in a native {@code recv} would hold one of the few carrier threads
+     * until the owner answers. Idle ones end after a minute.
+     */
+    private final ExecutorService stagingWorkers = Executors.newCachedThreadPool(
+            Thread.ofPlatform().daemon().name("rdma-shm-staged-op-", 0).factory());
 
     @Override
     public void submitAndWait(List<TransportOp> ops, Deadline deadline) {
@@ -399,10 +490,18 @@ final class ShmTransport implements Transport {
         if (closed) {
             return;
         }
-        closed = true;
+        synchronized (stagingServers) {
+            closed = true;
+        }
         handover.close();
         workers.close();        // waits for ops in flight: they are bounded by their deadlines
+        stagingWorkers.close();
         holder.close();
+        List<StagingServer> servers;
+        synchronized (stagingServers) {
+            servers = List.copyOf(stagingServers);
+        }
+        servers.forEach(StagingServer::close);      // holders' channels end (they see the end of the stream)
         synchronized (watchLock) {      // a look at the watched arenas in progress ends first
             table.close();
         }

@@ -36,6 +36,11 @@ class ShmAccessKeyTest {
     @RegisterExtension
     final Managers managers = new Managers();
 
+    /** The holder manager: shm only, its paths chosen as by default (mapping or cross-memory attach here). */
+    RdmaManager holder() {
+        return managers.start(new ShmTransportProvider());
+    }
+
     /** The owner's buffer, filled with pattern 1: {@code allocate} (a memory file) or {@code register} (other memory). */
     private record Owned(RdmaRemoteBuffer token, MemorySegment segment) {
     }
@@ -53,7 +58,7 @@ class ShmAccessKeyTest {
     @ValueSource(strings = {"allocate", "register"})
     void wrongKeyRead_afterAGoodRead_isRefusedLikeAnUnknownBuffer(String memory) {
         RdmaManager owner = managers.start(new ShmTransportProvider());
-        RdmaManager holder = managers.start(new ShmTransportProvider());
+        RdmaManager holder = holder();
         Owned owned = own(owner, memory);
         MemorySegment local = managers.arena().allocate(SIZE);
         RdmaResult good = holder.newAction().readInto(owned.token(), local).submitForResult(TIMEOUT).join();
@@ -71,7 +76,7 @@ class ShmAccessKeyTest {
     @ValueSource(strings = {"allocate", "register"})
     void wrongKeyWrite_afterAGoodRead_isRefused_andTheBufferKeepsItsBytes(String memory) {
         RdmaManager owner = managers.start(new ShmTransportProvider());
-        RdmaManager holder = managers.start(new ShmTransportProvider());
+        RdmaManager holder = holder();
         Owned owned = own(owner, memory);
         holder.read(owned.token(), managers.arena().allocate(SIZE), TIMEOUT).join();
         MemorySegment forged = Patterns.fill(managers.arena().allocate(SIZE), 2);
@@ -87,7 +92,7 @@ class ShmAccessKeyTest {
     @ValueSource(strings = {"allocate", "register"})
     void goodToken_afterARefusedWrongKey_stillReads(String memory) {
         RdmaManager owner = managers.start(new ShmTransportProvider());
-        RdmaManager holder = managers.start(new ShmTransportProvider());
+        RdmaManager holder = holder();
         Owned owned = own(owner, memory);
         holder.read(owned.token(), managers.arena().allocate(SIZE), TIMEOUT).join();
         failureOf(holder.read(ForgedTokens.withWrongKey(owned.token()), managers.arena().allocate(SIZE), TIMEOUT));

@@ -38,6 +38,11 @@ class ShmClosedArenaTest {
     @RegisterExtension
     final Managers managers = new Managers();
 
+    /** The holder manager: shm only, its paths chosen as by default (mapping or cross-memory attach here). */
+    RdmaManager holder() {
+        return managers.start(new ShmTransportProvider());
+    }
+
     /** {@code size} bytes of pattern 1, in an arena of their own over memory the test keeps. */
     private MemorySegment ownersMemory(long size, Arena view) {
         MemorySegment kept = Patterns.fill(managers.arena().allocate(size, 4096), 1);
@@ -48,7 +53,7 @@ class ShmClosedArenaTest {
     @ValueSource(longs = {4096, 1 << 20})
     void readAfterTheArenaClosed_isRefusedAsClosed(long size) {
         RdmaManager owner = managers.start(new ShmTransportProvider());
-        RdmaManager holder = managers.start(new ShmTransportProvider());
+        RdmaManager holder = holder();
         Arena arena = Arena.ofShared();
         RdmaRemoteBuffer token = owner.register(ownersMemory(size, arena)).join();
         MemorySegment local = managers.arena().allocate(size);
@@ -65,7 +70,7 @@ class ShmClosedArenaTest {
     @ValueSource(longs = {4096, 1 << 20})
     void writeAfterTheArenaClosed_isRefused_andTheMemoryKeepsItsBytes(long size) {
         RdmaManager owner = managers.start(new ShmTransportProvider());
-        RdmaManager holder = managers.start(new ShmTransportProvider());
+        RdmaManager holder = holder();
         Arena arena = Arena.ofShared();
         MemorySegment segment = ownersMemory(size, arena);
         MemorySegment kept = MemorySegment.ofAddress(segment.address()).reinterpret(size);
@@ -90,7 +95,7 @@ class ShmClosedArenaTest {
     @Test
     void sliceOfAnAllocatedBuffer_afterTheBufferWasClosed_isRefusedAsClosed() {
         RdmaManager owner = managers.start(new ShmTransportProvider());
-        RdmaManager holder = managers.start(new ShmTransportProvider());
+        RdmaManager holder = holder();
         RdmaBuffer allocated = owner.allocate(8192).join();
         RdmaRemoteBuffer token = owner.register(allocated.segment().asSlice(4096, 4096)).join();
         MemorySegment local = managers.arena().allocate(4096);

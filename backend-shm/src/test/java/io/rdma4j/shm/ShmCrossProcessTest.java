@@ -213,7 +213,7 @@ class ShmCrossProcessTest {
      * the holder says why once, at INFO.
      */
     @Test
-    void ownerUnderYama1_registeredMemoryGoesByTcp_allocatedByShm_theRouteLoggedOnceAtInfo(@TempDir Path dir)
+    void ownerUnderYama1_registeredMemoryGoesThroughTheStagingCopy_allocatedIsMapped_theRouteLoggedOnceAtInfo(@TempDir Path dir)
             throws Exception {
         Path scope = Files.writeString(dir.resolve("ptrace_scope"), "1");
         try (FallbackLog log = new FallbackLog();
@@ -233,12 +233,16 @@ class ShmCrossProcessTest {
             RdmaResult mapped = holder.newAction().readInto(allocated.token(), local).submitForResult(TIMEOUT).join();
 
             assertEquals(-1, Patterns.mismatch(local, 6));
-            assertEquals(List.of("tcp"), first.transports());
-            assertEquals(List.of("tcp"), second.transports());
+            assertEquals(List.of("shm"), first.transports());
+            assertEquals(List.of("shm"), second.transports());
             assertEquals(List.of("shm"), mapped.transports());
-            String reason = log.onlyReason();
-            assertTrue(reason.contains("Yama ptrace_scope=1") && reason.contains("rdma.shm.allowAnyPtracer is false"),
-                    reason);
+            List<String> routes = log.routes();
+            assertEquals(2, routes.size(), "once per owner: " + routes);
+            for (String route : routes) {
+                assertTrue(route.startsWith("allocate()d buffers by mapping their memory files, other registered memory "
+                        + "by the owner's staging copy") && route.contains("Yama ptrace_scope=1")
+                        && route.contains("rdma.shm.allowAnyPtracer is false"), route);
+            }
         }
     }
 
@@ -320,7 +324,7 @@ class ShmCrossProcessTest {
         return true;
     }
 
-    /** The shm holder's INFO lines "falling back" (a whole owner) or "goes by the next transport" (its non-file memory). */
+    /** The shm holder's INFO lines "falling back" (a whole owner to the next transport) and "shm: owner ...: paths" (one per owner attached). */
     private static final class FallbackLog extends Handler implements AutoCloseable {
         private final Logger jul = Logger.getLogger(ShmHolder.class.getName());
         private final List<LogRecord> records = new ArrayList<>();
@@ -337,10 +341,15 @@ class ShmCrossProcessTest {
         /** The reason of the one fallback line logged; fails unless exactly one was. */
         synchronized String onlyReason() {
             List<LogRecord> fallbacks = records.stream()
-                    .filter(r -> r.getLevel() == Level.INFO && (r.getMessage().contains("falling back")
-                            || r.getMessage().contains("goes by the next transport"))).toList();
+                    .filter(r -> r.getLevel() == Level.INFO && r.getMessage().contains("falling back")).toList();
             assertEquals(1, fallbacks.size(), records.toString());
             return String.valueOf(fallbacks.getFirst().getParameters()[2]);
+        }
+
+        /** The paths of the INFO lines "shm: owner ... (pid ...): <paths>", one per owner attached. */
+        synchronized List<String> routes() {
+            return records.stream().filter(r -> r.getLevel() == Level.INFO && r.getMessage().startsWith("shm: owner {0}"))
+                    .map(r -> String.valueOf(r.getParameters()[2])).toList();
         }
 
         @Override

@@ -29,7 +29,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 /**
  * An owner under Yama's {@code ptrace_scope = 1} (read from a file of the test's: this host has no
  * Yama) loosens nothing by default: holders map its {@code allocate()}d buffers and reach its
- * other registered memory by TCP, saying so once per owner at INFO. Two managers of this JVM.
+ * other registered memory through its staging copy, saying so once per owner at INFO. Two managers of this JVM.
  */
 class ShmPtraceScopeTest {
 
@@ -91,45 +91,51 @@ class ShmPtraceScopeTest {
     }
 
     @Test
-    void yama1_defaults_registeredMemoryGoesByTcp_allocatedIsMapped_andNothingIsLoosened() throws IOException {
+    void yama1_defaults_registeredMemoryGoesByTheStagingCopy_allocatedIsMapped_andNothingIsLoosened() throws IOException {
         RdmaManager owner = ownerUnderScope("1");
         RdmaManager holder = managers.start(new ShmTransportProvider(), new TcpTransportProvider());
         RdmaRemoteBuffer registered = owner.register(Patterns.fill(managers.arena().allocate(4096, 4096), 3)).join();
         RdmaRemoteBuffer another = owner.register(managers.arena().allocate(4096, 4096)).join();
         RdmaRemoteBuffer allocated = owner.allocate(4096).join().remote();
 
-        assertEquals(List.of("tcp"), route(holder, registered, 4096));
-        assertEquals(List.of("tcp"), route(holder, another, 4096));
+        assertEquals(List.of("shm"), route(holder, registered, 4096));
+        assertEquals(List.of("shm"), route(holder, another, 4096));
         assertEquals(List.of("shm"), route(holder, allocated, 4096));
 
         assertEquals(0, AnyPtracer.appliedBy(), "no prctl(PR_SET_PTRACER) is in force");
         assertEquals(List.of(), messages(Level.WARNING, ""));
-        List<String> routeLines = messages(Level.INFO, "other registered memory goes by the next transport");
+        List<String> routeLines = messages(Level.INFO, "allocate()d buffers by mapping their memory files, other "
+                + "registered memory by the owner's staging copy");
         assertEquals(1, routeLines.size(), "once per owner: " + routeLines);
         assertTrue(routeLines.getFirst().contains("rdma.shm.allowAnyPtracer is false"), routeLines.getFirst());
     }
 
     @Test
-    void yama1_defaults_registeredMemoryMovesIntactOverTcp() throws IOException {
+    void yama1_defaults_registeredMemoryMovesIntactThroughTheStagingCopy() throws IOException {
         RdmaManager owner = ownerUnderScope("1");
         RdmaManager holder = managers.start(new ShmTransportProvider(), new TcpTransportProvider());
-        MemorySegment segment = managers.arena().allocate(1 << 20, 4096);
+        MemorySegment segment = managers.arena().allocate((5 << 20) + 3, 4096);
         RdmaRemoteBuffer token = owner.register(segment).join();
-        MemorySegment local = Patterns.fill(managers.arena().allocate(1 << 20), 5);
+        MemorySegment local = Patterns.fill(managers.arena().allocate((5 << 20) + 3), 5);
+        MemorySegment back = managers.arena().allocate((5 << 20) + 3);
 
-        holder.write(token, local, TIMEOUT).join();
+        RdmaResult wrote = holder.newAction().writeFrom(token, local).submitForResult(TIMEOUT).join();
+        RdmaResult read = holder.newAction().readInto(token, back).submitForResult(TIMEOUT).join();
 
+        assertEquals(List.of("shm"), wrote.transports());
+        assertEquals(List.of("shm"), read.transports());
         assertEquals(-1, Patterns.mismatch(segment, 5));
+        assertEquals(-1, Patterns.mismatch(back, 5));
     }
 
     /** This host has no Yama, so the kernel refuses the opt-in's prctl: the owner says so and loosens nothing. */
     @Test
-    void yama1_optedIn_prctlRefusedByTheKernel_isReported_andRegisteredMemoryGoesByTcp() throws IOException {
+    void yama1_optedIn_prctlRefusedByTheKernel_isReported_andRegisteredMemoryGoesByTheStagingCopy() throws IOException {
         RdmaManager owner = ownerUnderScope("1", "rdma.shm.allowAnyPtracer", "true");
         RdmaManager holder = managers.start(new ShmTransportProvider(), new TcpTransportProvider());
         RdmaRemoteBuffer registered = owner.register(managers.arena().allocate(4096, 4096)).join();
 
-        assertEquals(List.of("tcp"), route(holder, registered, 4096));
+        assertEquals(List.of("shm"), route(holder, registered, 4096));
 
         assertEquals(0, AnyPtracer.appliedBy());
         List<String> owners = messages(Level.INFO, "same-host peers may not attach to this process");
@@ -147,5 +153,7 @@ class ShmPtraceScopeTest {
 
         assertEquals(List.of("shm"), route(holder, registered, 4096));
         assertEquals(0, AnyPtracer.appliedBy());
+        List<String> routeLines = messages(Level.INFO, "other registered memory by cross-memory attach");
+        assertEquals(1, routeLines.size(), "once per owner: " + routeLines);
     }
 }

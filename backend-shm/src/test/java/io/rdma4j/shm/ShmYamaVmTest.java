@@ -24,7 +24,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * In the soft-RoCE VM, whose kernel is ours: what each Yama {@code ptrace_scope} gives the shm
  * transport, with owner and holder both running as user nobody (root may ptrace anything), two
  * sibling JVMs (neither is the other's ancestor). Per scope: the route of a {@code register()}ed
- * and of an {@code allocate()}d buffer, whether the holder can {@code process_vm_readv} memory the
+ * (cross-memory attach under 0, the owner's staging copy under 1 and 2) and of an {@code allocate()}d
+ * buffer (mapped under every scope), whether the holder can {@code process_vm_readv} memory the
  * owner never registered, and the owner's {@code TracerPid}. Runs only there
  * ({@code bin/softroce-vm env VM_TESTS_MODULE=backend-shm bin/vm-tests}); changes the scope and
  * puts the VM's own back afterwards.
@@ -57,13 +58,14 @@ class ShmYamaVmTest {
 
     /**
      * @param registeredRoute how the holder reaches the owner's register()ed memory
+     * @param registeredPath  which shm path, as the holder's INFO line names it
      * @param peek            the errno of the holder's process_vm_readv of memory the owner never
      *                        registered: 0 means the kernel lets it read the whole owner
      */
-    @ParameterizedTest(name = "ptrace_scope {0}: registered memory by {1}, peek errno {2}")
-    @CsvSource({"0, shm, 0", "1, tcp, 1", "2, tcp, 1"})
-    void scope_defaults_routesAndWhatTheKernelLetsASiblingDo(String scope, String registeredRoute, int peek)
-            throws Exception {
+    @ParameterizedTest(name = "ptrace_scope {0}: registered memory by {1} ({2}), peek errno {3}")
+    @CsvSource({"0, shm, cross-memory attach, 0", "1, shm, the owner's staging copy, 1", "2, shm, the owner's staging copy, 1"})
+    void scope_defaults_routesAndWhatTheKernelLetsASiblingDo(String scope, String registeredRoute, String registeredPath,
+                                                             int peek) throws Exception {
         Files.writeString(SCOPE, scope);
         try (ShmPeerProcess owner = ShmPeerProcess.startAs(NOBODY, classPath, SAFETY, "size=65536", "memory=register",
                 "transports=shm,tcp");
@@ -74,6 +76,8 @@ class ShmYamaVmTest {
             System.out.println("ShmYamaVmTest: ptrace_scope " + scope + ", defaults: " + o);
 
             assertEquals(registeredRoute, o.registered());
+            assertTrue(holder.logText().contains("allocate()d buffers by mapping their memory files, other registered "
+                    + "memory by " + registeredPath), holder.logText());
             assertEquals("shm", o.allocated(), "an allocate()d buffer is handed over under every scope");
             assertEquals(peek, o.peek());
             assertEquals("TracerPid: 0", o.tracer());
@@ -93,6 +97,7 @@ class ShmYamaVmTest {
             System.out.println("ShmYamaVmTest: ptrace_scope 1, rdma.shm.allowAnyPtracer=true: " + o);
 
             assertEquals("shm", o.registered());
+            assertTrue(holder.logText().contains("other registered memory by cross-memory attach"), holder.logText());
             assertEquals(0, o.peek());
             assertTrue(owner.logText().contains("WARNING: shm: rdma.shm.allowAnyPtracer=true: called prctl"), owner.logText());
         }

@@ -22,6 +22,34 @@ final class CommonOptions {
             description = "rdma.tcp.maxChunkMiB: the largest chunk one TCP request moves, 1..1024 (default: the transport's, 64)")
     int chunkMiB;
 
+    @Option(names = "--memory", paramLabel = "allocate|register", converter = MemoryConverter.class,
+            description = "What the server measures against: one RdmaManager.allocate()d buffer (shm hands it over as a "
+                    + "memory file, which holders map), or a segment of its own arena that it register()s (shm reaches it "
+                    + "by cross-memory attach or the owner's staging copy) (default: allocate)")
+    Memory memory = Memory.ALLOCATE;
+
+    /** The server's buffer: allocated by the manager, or the server's own memory registered. */
+    enum Memory {
+        ALLOCATE, REGISTER;
+
+        @Override
+        public String toString() {
+            return name().toLowerCase(java.util.Locale.ROOT);
+        }
+    }
+
+    static final class MemoryConverter implements picocli.CommandLine.ITypeConverter<Memory> {
+        @Override
+        public Memory convert(String value) {
+            return switch (value.toLowerCase(java.util.Locale.ROOT)) {
+                case "allocate" -> Memory.ALLOCATE;
+                case "register" -> Memory.REGISTER;
+                default -> throw new picocli.CommandLine.TypeConversionException("expected allocate or register, got '"
+                        + value + "'");
+            };
+        }
+    }
+
     @Option(names = {"-v", "--verbose"}, description = "Keep the managers' log output (default: warnings only)")
     boolean verbose;
 
@@ -36,6 +64,9 @@ final class CommonOptions {
         }
         if (chunkMiB > 0) {
             args.add("--chunk-mib=" + chunkMiB);
+        }
+        if (memory != Memory.ALLOCATE) {
+            args.add("--memory=" + memory);
         }
         if (verbose) {
             args.add("--verbose");

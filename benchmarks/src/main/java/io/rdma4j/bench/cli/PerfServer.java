@@ -43,8 +43,11 @@ final class PerfServer {
     private final Semaphore slots = new Semaphore(MAX_CLIENTS);
     private final PrintStream err;
 
-    private PerfServer(RdmaManager manager, String requestedTransport, PrintStream err) {
+    private final CommonOptions.Memory memory;
+
+    private PerfServer(RdmaManager manager, String requestedTransport, CommonOptions.Memory memory, PrintStream err) {
         this.manager = manager;
+        this.memory = memory;
         this.requestedTransport = requestedTransport;
         this.err = err;
     }
@@ -84,7 +87,7 @@ final class PerfServer {
             if (exitOnStdinEof) {
                 Thread.ofPlatform().daemon().name("rdma-perf-stdin").start(() -> closeAtEof(in, listener));
             }
-            PerfServer server = new PerfServer(manager, common.transport, err);
+            PerfServer server = new PerfServer(manager, common.transport, common.memory, err);
             while (!listener.isClosed()) {
                 Socket client;
                 try {
@@ -150,6 +153,8 @@ final class PerfServer {
         List<Long> sizes = null;
         String transport = null;
         RdmaBuffer buffer = null;
+        java.lang.foreign.Arena arena = null;         // --memory register: the server's own memory
+        RdmaRemoteBuffer registered = null;
         try {
             client.setSoTimeout((int) SETUP_TIMEOUT.toMillis());
             BufferedReader in = new BufferedReader(new InputStreamReader(client.getInputStream(), StandardCharsets.UTF_8));
@@ -176,8 +181,18 @@ final class PerfServer {
                 return;
             }
             long max = sizes.stream().mapToLong(Long::longValue).max().orElseThrow();
-            buffer = manager.allocate(max).get(SETUP_TIMEOUT.toSeconds(), TimeUnit.SECONDS);
-            TestPattern.fill(buffer.segment());
+            RdmaRemoteBuffer whole;
+            if (memory == CommonOptions.Memory.REGISTER) {
+                arena = java.lang.foreign.Arena.ofShared();
+                java.lang.foreign.MemorySegment segment = arena.allocate(max, 4096);
+                TestPattern.fill(segment);
+                registered = manager.register(segment).get(SETUP_TIMEOUT.toSeconds(), TimeUnit.SECONDS);
+                whole = registered;
+            } else {
+                buffer = manager.allocate(max).get(SETUP_TIMEOUT.toSeconds(), TimeUnit.SECONDS);
+                TestPattern.fill(buffer.segment());
+                whole = buffer.remote();
+            }
             out.print(Rendezvous.HELLO + "\n");
             for (Map.Entry<String, String> e : RunHeader.environment().entrySet()) {
                 out.print(Rendezvous.INFO + e.getKey() + "=" + e.getValue() + "\n");
@@ -188,7 +203,7 @@ final class PerfServer {
                 // A slice of the one buffer's token, not a registration of part of it: shm hands over
                 // only whole memory files (part of one would give the holder the rest), so a
                 // registered part would go by cross-memory attach or, under Yama 1, by TCP.
-                RdmaRemoteBuffer token = size == buffer.byteSize() ? buffer.remote() : buffer.remote().slice(0, size);
+                RdmaRemoteBuffer token = size == whole.size() ? whole : whole.slice(0, size);
                 out.print(Rendezvous.TOKEN + size + " " + hex.formatHex(token.toBytes()) + "\n");
             }
             out.print(Rendezvous.READY + "\n");
@@ -203,6 +218,16 @@ final class PerfServer {
         } finally {
             if (buffer != null) {
                 buffer.close();
+            }
+            if (registered != null) {
+                try {
+                    manager.release(registered).get(SETUP_TIMEOUT.toSeconds(), TimeUnit.SECONDS);
+                } catch (Exception e) {
+                    err.println("rdma-perf serve: releasing the registered buffer failed: " + RdmaPerf.describe(e));
+                }
+            }
+            if (arena != null) {
+                arena.close();
             }
             try {
                 client.close();

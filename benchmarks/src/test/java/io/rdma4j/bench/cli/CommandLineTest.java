@@ -159,6 +159,17 @@ class CommandLineTest {
     }
 
     @Test
+    void memory_allocateByDefault_registerOnRequest_andHandedToTheLoopbackServer() {
+        RdmaPerf.Serve plain = parsed("serve").getSubcommands().get("serve").getCommand();
+        RdmaPerf.Serve registered = parsed("serve", "--memory", "REGISTER").getSubcommands().get("serve").getCommand();
+
+        assertEquals(CommonOptions.Memory.ALLOCATE, plain.common.memory);
+        assertEquals(CommonOptions.Memory.REGISTER, registered.common.memory);
+        assertTrue(registered.common.toArgs().contains("--memory=register"), registered.common.toArgs().toString());
+        assertEquals(2, run("--memory", "mapped", "--size", "8").code());
+    }
+
+    @Test
     void unknownOption_exitsTwo_namingItAndTheClosestOption() {
         Outcome r = run("--size", "8", "--sise", "16");
         assertEquals(2, r.code());
@@ -235,7 +246,7 @@ class CommandLineTest {
         assertEquals("", r.err());
         for (String option : new String[]{"--peer", "--op", "--size", "--duration", "--iters", "--warmup", "--inflight",
                 "--batch", "--wait", "--json", "--plot", "--timeout", "--transport", "--parallelism", "--chunk-mib",
-                "--verbose", "--help", "--version", "serve", "run"}) {
+                "--memory", "--verbose", "--help", "--version", "serve", "run"}) {
             assertTrue(r.out().contains(option), option);
         }
         assertTrue(r.out().contains("default"), r.out());

@@ -131,6 +131,17 @@ class RdmaPerfEndToEndTest {
     }
 
     @Test
+    void registeredServerMemory_overEachTransport_movesAndChecksTheData() {
+        for (String transport : new String[]{"tcp", fastest}) {
+            Outcome r = run("--memory", "register", "--transport", transport, "--size", "8,1MiB", "--iters", "5",
+                    "--batch", "4", "--json", "-");
+            assertEquals(0, r.code(), transport + ": " + r.both());
+
+            assertEquals(List.of("5", "5", "5", "5"), all(results(r.out()), "\"iters\": (\\d+)"), transport);
+        }
+    }
+
+    @Test
     void durationMode_runsEachPointForAboutThatLong() {
         Outcome r = run("--op", "read", "--size", "8", "--duration", "300ms", "--json", "-");
         assertEquals(0, r.code(), r.both());
