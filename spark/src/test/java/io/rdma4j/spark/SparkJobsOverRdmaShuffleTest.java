@@ -1,15 +1,23 @@
 package io.rdma4j.spark;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.rdma4j.RdmaManager;
+import java.nio.file.FileAlreadyExistsException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import org.apache.spark.FetchFailed;
@@ -22,8 +30,12 @@ import org.apache.spark.scheduler.SparkListener;
 import org.apache.spark.scheduler.SparkListenerTaskEnd;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.MethodOrderer;
+import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.TestMethodOrder;
+import org.junit.jupiter.api.Timeout;
 import scala.Tuple2;
 
 /**
@@ -32,6 +44,7 @@ import scala.Tuple2;
  * data with Spark's built-in sort shuffle.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
+@TestMethodOrder(MethodOrderer.OrderAnnotation.class)   // the test that kills an executor runs last
 class SparkJobsOverRdmaShuffleTest {
 
     private static final int RECORDS = 20_000;
@@ -41,10 +54,13 @@ class SparkJobsOverRdmaShuffleTest {
     private Map<Integer, List<String>> expectedGroups;
     private Map<Integer, Long> expectedSums;
     private List<Tuple2<Integer, String>> expectedSorted;
+    private Map<Integer, Long> expectedStreamedSums;
     private JavaSparkContext sc;
     private final AtomicLong remoteBytesRead = new AtomicLong();
     private final AtomicLong remoteBlocksFetched = new AtomicLong();
     private final AtomicInteger fetchFailures = new AtomicInteger();
+    private final List<String> fetchFailureMessages = new java.util.concurrent.CopyOnWriteArrayList<>();
+    private final Map<String, AtomicInteger> tasksRunByStage = new ConcurrentHashMap<>();
 
     private static List<Tuple2<Integer, String>> data() {
         List<Tuple2<Integer, String>> data = new ArrayList<>(RECORDS);
@@ -79,6 +95,53 @@ class SparkJobsOverRdmaShuffleTest {
         return pairs(sc).sortByKey(true, 3).collect();
     }
 
+    /**
+     * Sums of lengths per key over a shuffle without aggregator or ordering ({@code partitionBy}),
+     * so that a reduce task consumes records while its reader is still fetching. With {@code dir},
+     * every map task leaves the pid of its executor there ({@code map-<pid>}), and the first reduce
+     * task to see a record writes its pid to {@code dir/reading}, then waits for {@code dir/killed}
+     * (at most two minutes) before reading the rest. One reduce task: it is the only reader, so
+     * no other reducer meets the executor's loss first and fails the stage under it.
+     */
+    private static Map<Integer, Long> streamedSums(JavaSparkContext sc, String dir) {
+        return new TreeMap<>(sc.parallelizePairs(data(), 16)
+                .mapPartitionsToPair(records -> {
+                    if (dir != null) {
+                        Files.writeString(Path.of(dir, "map-" + ProcessHandle.current().pid()), "");
+                    }
+                    List<Tuple2<Integer, Long>> out = new ArrayList<>();
+                    records.forEachRemaining(t -> out.add(new Tuple2<>(t._1() % 577, (long) t._2().length())));
+                    return out.iterator();
+                })
+                .partitionBy(new org.apache.spark.HashPartitioner(1))
+                .mapPartitionsToPair(records -> {
+                    Map<Integer, Long> sums = new HashMap<>();
+                    if (dir != null && records.hasNext()) {
+                        awaitTheKillIfFirstReader(Path.of(dir));
+                    }
+                    records.forEachRemaining(t -> sums.merge(t._1(), t._2(), Long::sum));
+                    Iterator<Tuple2<Integer, Long>> out = sums.entrySet().stream()
+                            .map(e -> new Tuple2<>(e.getKey(), e.getValue())).iterator();
+                    return out;
+                })
+                .collectAsMap());
+    }
+
+    private static void awaitTheKillIfFirstReader(Path dir) throws Exception {
+        Path reading = dir.resolve("reading");
+        try {
+            Files.writeString(reading.resolveSibling("reading.tmp-" + ProcessHandle.current().pid()),
+                    Long.toString(ProcessHandle.current().pid()));
+            Files.move(reading.resolveSibling("reading.tmp-" + ProcessHandle.current().pid()), reading);
+        } catch (FileAlreadyExistsException e) {
+            return;                                             // not the first reducer: no waiting
+        }
+        long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(2);
+        while (!Files.exists(dir.resolve("killed")) && System.nanoTime() < deadline) {
+            Thread.sleep(10);                                   // bounded poll of the test's signal
+        }
+    }
+
     @BeforeAll
     void computeWithTheBuiltInShuffleThenStartTheCluster() {
         try (JavaSparkContext builtIn = new JavaSparkContext(new SparkConf()
@@ -87,6 +150,7 @@ class SparkJobsOverRdmaShuffleTest {
             expectedGroups = groups(builtIn);
             expectedSums = sums(builtIn);
             expectedSorted = sorted(builtIn);
+            expectedStreamedSums = streamedSums(builtIn, null);
         }
         sc = new JavaSparkContext(SparkTestConf.localCluster("rdma4j jobs")
                 // small staging buffers: many actions per reduce task, and blocks larger than one
@@ -98,8 +162,10 @@ class SparkJobsOverRdmaShuffleTest {
                     remoteBytesRead.addAndGet(end.taskMetrics().shuffleReadMetrics().remoteBytesRead());
                     remoteBlocksFetched.addAndGet(end.taskMetrics().shuffleReadMetrics().remoteBlocksFetched());
                 }
-                if (end.reason() instanceof FetchFailed) {
+                tasksRunByStage.computeIfAbsent(end.stageId() + "." + end.stageAttemptId(), id -> new AtomicInteger()).incrementAndGet();
+                if (end.reason() instanceof FetchFailed failed) {
                     fetchFailures.incrementAndGet();
+                    fetchFailureMessages.add(failed.message());
                 }
             }
         });
@@ -184,5 +250,46 @@ class SparkJobsOverRdmaShuffleTest {
 
     private static String describe(Map<String, long[]> routes) {
         return TokenRegistry.describe(routes);
+    }
+
+    @Test
+    @Order(Integer.MAX_VALUE)
+    @Timeout(value = 5, unit = TimeUnit.MINUTES)
+    void anExecutorKilledWhileAReducerReadsItsMapOutputs_theJobFinishesWithTheBuiltInShufflesResult() throws Exception {
+        Path dir = Files.createTempDirectory("rdma4j-kill");
+        sc.sc().listenerBus().waitUntilEmpty();
+        fetchFailureMessages.clear();
+        tasksRunByStage.clear();
+        CompletableFuture<Map<Integer, Long>> job = CompletableFuture.supplyAsync(() -> streamedSums(sc, dir.toString()));
+        Path reading = dir.resolve("reading");
+        long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(2);
+        while (!Files.exists(reading) && !job.isDone() && System.nanoTime() < deadline) {
+            Thread.sleep(10);                                   // bounded poll: a reducer is reading
+        }
+        assertTrue(Files.exists(reading), "a reducer started reading");
+        long readerPid = Long.parseLong(Files.readString(reading));
+        List<Long> owners;
+        try (var files = Files.list(dir)) {
+            owners = files.map(f -> f.getFileName().toString()).filter(n -> n.startsWith("map-"))
+                    .map(n -> Long.parseLong(n.substring(4))).toList();
+        }
+        long victimPid = owners.stream().filter(pid -> pid != readerPid).findFirst()
+                .orElseThrow(() -> new AssertionError("no other executor wrote map outputs: " + owners));
+        ProcessHandle victim = ProcessHandle.of(victimPid).orElseThrow();
+        assertTrue(victim.destroyForcibly(), "SIGKILL sent to executor " + victimPid);   // kill -9
+        // onExit() does not complete here: the executor is a child of this JVM (local-cluster runs
+        // the workers in it) that the worker's own waitFor reaps; poll instead
+        for (long end = System.nanoTime() + TimeUnit.MINUTES.toNanos(1); victim.isAlive() && System.nanoTime() < end; ) {
+            Thread.sleep(10);
+        }
+        assertFalse(victim.isAlive(), "executor " + victimPid + " is gone");
+        Files.writeString(dir.resolve("killed"), "");
+
+        assertEquals(expectedStreamedSums, job.get(4, TimeUnit.MINUTES));
+        sc.sc().listenerBus().waitUntilEmpty();
+        assertTrue(fetchFailureMessages.stream().anyMatch(m -> m.contains("rdma4j read of")),
+                "the reader met the dead owner as a fetch failure: " + fetchFailureMessages);
+        assertTrue(tasksRunByStage.size() > 2, "a stage ran again after the kill (stage.attempt: tasks ended) "
+                + tasksRunByStage);
     }
 }
