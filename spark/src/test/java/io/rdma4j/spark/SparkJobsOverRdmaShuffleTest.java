@@ -28,6 +28,10 @@ import org.apache.spark.api.java.JavaPairRDD;
 import org.apache.spark.api.java.JavaSparkContext;
 import org.apache.spark.scheduler.SparkListener;
 import org.apache.spark.scheduler.SparkListenerTaskEnd;
+import org.apache.spark.sql.Dataset;
+import org.apache.spark.sql.Row;
+import org.apache.spark.sql.SparkSession;
+import org.apache.spark.sql.functions;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.MethodOrderer;
@@ -61,6 +65,10 @@ class SparkJobsOverRdmaShuffleTest {
     private final AtomicInteger fetchFailures = new AtomicInteger();
     private final List<String> fetchFailureMessages = new java.util.concurrent.CopyOnWriteArrayList<>();
     private final Map<String, AtomicInteger> tasksRunByStage = new ConcurrentHashMap<>();
+    private final ReadMetrics clusterReads = new ReadMetrics();
+    private Map<Integer, ReadMetrics.Read> expectedReads;
+    private List<String> expectedSkewJoinRows;
+    private List<String> expectedBroadcastJoinRows;
 
     private static List<Tuple2<Integer, String>> data() {
         List<Tuple2<Integer, String>> data = new ArrayList<>(RECORDS);
@@ -142,8 +150,42 @@ class SparkJobsOverRdmaShuffleTest {
         }
     }
 
+    /** Rows as strings, and the final plan adaptive query execution ran. */
+    record SqlResult(List<String> rows, String plan) {
+    }
+
+    /**
+     * Orders joined with customers (half the orders have one customer), aggregated by region,
+     * with adaptive query execution on. Without {@code broadcastAtRuntime} the join stays a sort
+     * merge join (no broadcast threshold) and AQE splits the skewed partition (its reducers read
+     * ranges of map outputs); with it, AQE turns the join into a broadcast once it sees the
+     * customers' size and reads the orders' shuffle with the local reader (one reducer per map
+     * output). The aggregation's shuffle is coalesced.
+     */
+    private static SqlResult joinAndAggregate(SparkSession sql, boolean broadcastAtRuntime) throws Exception {
+        sql.conf().set("spark.sql.adaptive.enabled", "true");
+        sql.conf().set("spark.sql.shuffle.partitions", "8");
+        sql.conf().set("spark.sql.autoBroadcastJoinThreshold", "-1");
+        sql.conf().set("spark.sql.adaptive.autoBroadcastJoinThreshold", broadcastAtRuntime ? "10m" : "-1");
+        sql.conf().set("spark.sql.adaptive.skewJoin.enabled", "true");
+        sql.conf().set("spark.sql.adaptive.skewJoin.skewedPartitionThresholdInBytes", "1k");
+        sql.conf().set("spark.sql.adaptive.skewJoin.skewedPartitionFactor", "2");
+        sql.conf().set("spark.sql.adaptive.advisoryPartitionSizeInBytes", "4k");
+        Dataset<Row> orders = sql.range(0, RECORDS, 1, 4).selectExpr("id AS order_id",
+                "IF(id % 2 = 0, 7, id % 500) AS customer", "id % 97 AS amount",
+                "md5(cast(id AS string)) AS note");                // incompressible: sizes follow row counts
+        Dataset<Row> customers = sql.range(0, 500, 1, 2).selectExpr("id AS customer",
+                "concat('customer-', id) AS name", "id % 10 AS region");
+        Dataset<Row> result = orders.join(customers, "customer").groupBy("region")
+                .agg(functions.count("*"), functions.sum("amount"), functions.max("name"), functions.max("note"),
+                        functions.min("order_id"))     // (a distinct count would keep the join's partitioning: no split)
+                .orderBy("region");
+        List<String> rows = result.collectAsList().stream().map(Row::toString).toList();
+        return new SqlResult(rows, result.queryExecution().executedPlan().toString());
+    }
+
     @BeforeAll
-    void computeWithTheBuiltInShuffleThenStartTheCluster() {
+    void computeWithTheBuiltInShuffleThenStartTheCluster() throws Exception {
         try (JavaSparkContext builtIn = new JavaSparkContext(new SparkConf()
                 .setMaster("local[2]").setAppName("built-in").set("spark.ui.enabled", "false"))) {
             assertEquals("sort", builtIn.getConf().get("spark.shuffle.manager", "sort"));
@@ -151,10 +193,22 @@ class SparkJobsOverRdmaShuffleTest {
             expectedSums = sums(builtIn);
             expectedSorted = sorted(builtIn);
             expectedStreamedSums = streamedSums(builtIn, null);
+            ReadMetrics builtInReads = new ReadMetrics();
+            builtIn.sc().addSparkListener(builtInReads);
+            sums(builtIn);
+            builtIn.sc().listenerBus().waitUntilEmpty();
+            expectedReads = builtInReads.byPartition();
+            SparkSession sql = SparkSession.builder().sparkContext(builtIn.sc()).getOrCreate();
+            expectedSkewJoinRows = joinAndAggregate(sql, false).rows();
+            expectedBroadcastJoinRows = joinAndAggregate(sql, true).rows();
+        } finally {
+            SparkSession.clearActiveSession();
+            SparkSession.clearDefaultSession();
         }
         sc = new JavaSparkContext(SparkTestConf.localCluster("rdma4j jobs")
                 // small staging buffers: many actions per reduce task, and blocks larger than one
                 .set("spark.rdma4j.shuffle.fetchBufferSize", "16k"));
+        sc.sc().addSparkListener(clusterReads);
         sc.sc().addSparkListener(new SparkListener() {
             @Override
             public void onTaskEnd(SparkListenerTaskEnd end) {
@@ -201,11 +255,7 @@ class SparkJobsOverRdmaShuffleTest {
             expected = probe.transports().get(0);               // the highest-priority transport open here
         }
         RdmaShuffleManager driver = (RdmaShuffleManager) SparkEnv.get().shuffleManager();
-        Map<String, long[]> routes = Map.of();
-        for (int i = 0; i < 3000 && !routes.containsKey(expected); i++) {  // reports are one-way messages
-            Thread.sleep(10);
-            routes = driver.routes();
-        }
+        Map<String, long[]> routes = driver.routes();      // accumulators: merged before the job ends
         assertTrue(routes.containsKey(expected), "routes " + describe(routes) + " lack " + expected);
         assertTrue(routes.get(expected)[1] > 0);
         Set<String> known = Set.of("local", "shm", "tcp", "ibverbs");
@@ -213,6 +263,47 @@ class SparkJobsOverRdmaShuffleTest {
         sc.sc().listenerBus().waitUntilEmpty();
         assertTrue(remoteBytesRead.get() > 0, "Spark's task metrics count remote bytes read");
         assertTrue(remoteBlocksFetched.get() > 0, "Spark's task metrics count remote blocks fetched");
+    }
+
+    @Test
+    void sparksTaskMetricsCountTheBlocksAndBytesTheBuiltInShuffleCounts_andTheRoutesCarriedThemAll() throws Exception {
+        sc.sc().listenerBus().waitUntilEmpty();
+        clusterReads.clear();
+        sums(sc);
+        sc.sc().listenerBus().waitUntilEmpty();
+        Map<Integer, ReadMetrics.Read> reads = clusterReads.byPartition();
+        assertEquals(expectedReads.keySet(), reads.keySet(), "reduce tasks");
+        long remoteBlocks = 0;
+        for (Map.Entry<Integer, ReadMetrics.Read> e : reads.entrySet()) {
+            ReadMetrics.Read expected = expectedReads.get(e.getKey());
+            ReadMetrics.Read read = e.getValue();
+            String partition = "reduce partition " + e.getKey() + ": " + read + " vs the built-in shuffle's " + expected;
+            assertEquals(expected.records(), read.records(), partition);
+            assertEquals(expected.blocks(), read.localBlocks() + read.remoteBlocks(), partition);
+            assertEquals(expected.bytes(), read.localBytes() + read.remoteBytes(), partition);
+            // the rdma4j accumulators of the task account for every block and byte Spark counted
+            assertEquals(read.localBlocks() + read.remoteBlocks(), read.routeBlocks(), partition);
+            assertEquals(read.localBytes() + read.remoteBytes(), read.routeBytes(), partition);
+            assertEquals(read.localBytes(), read.routes().getOrDefault(RouteMetrics.name("bytes", "local"), 0L), partition);
+            assertTrue(read.fetchWaitMillis() >= 0, partition);
+            remoteBlocks += read.remoteBlocks();
+        }
+        assertTrue(remoteBlocks > 0, "some blocks came from the other executor");
+    }
+
+    @Test
+    void aDataFrameJoinWithASkewedKeyAndAnAggregationUnderAqeGiveTheBuiltInShufflesRows() throws Exception {
+        SqlResult result = joinAndAggregate(SparkSession.builder().sparkContext(sc.sc()).getOrCreate(), false);
+        assertTrue(result.plan().contains("skewed"), "AQE split the skewed join partition: " + result.plan());
+        assertEquals(expectedSkewJoinRows, result.rows());
+    }
+
+    @Test
+    void aDataFrameJoinAqeTurnsIntoABroadcastReadsMapOutputsLocallyAndGivesTheBuiltInShufflesRows() throws Exception {
+        SqlResult result = joinAndAggregate(SparkSession.builder().sparkContext(sc.sc()).getOrCreate(), true);
+        assertTrue(result.plan().contains("BroadcastHashJoin") && result.plan().contains("local"),
+                "AQE made a broadcast join with a local shuffle read: " + result.plan());
+        assertEquals(expectedBroadcastJoinRows, result.rows());
     }
 
     @Test
