@@ -37,8 +37,9 @@ class TeraSortBenchmark {
     private static final int MAPS = 8;
     private static final int REDUCES = 8;
 
-    record Run(String mode, long jobMillis, long fetchWaitMillis, long readBytes, long remoteBytes,
-               long writeMillis, long executorCpuMillis, long checksum) {
+    record Run(String mode, long jobMillis, long mapStageMillis, long reduceStageMillis, long fetchWaitMillis,
+               long readBytes, long remoteBytes, long writeMillis, long executorCpuMillis,
+               long executorProcessCpuMillis, long checksum) {
     }
 
     private static String setting(String property, String env, String fallback) {
@@ -69,15 +70,33 @@ class TeraSortBenchmark {
         System.out.println("BENCH records=" + records + " (" + records * 100 / 1_000_000 + " MB), runs=" + runs);
         for (String mode : modes) {
             List<Run> mine = all.stream().filter(r -> r.mode().equals(mode)).toList();
-            System.out.printf("BENCH median %-36s job %6d ms, fetch wait %6d ms, shuffle write %6d ms, executor CPU %6d ms, read %d B (remote %d B)%n",
-                    mode, median(mine, Run::jobMillis), median(mine, Run::fetchWaitMillis),
+            System.out.printf("BENCH median %-36s job %6d ms (map stage %6d ms, reduce stage %6d ms), fetch wait %6d ms, shuffle write %6d ms, executor CPU %6d ms (tasks) %6d ms (processes), read %d B (remote %d B)%n",
+                    mode, median(mine, Run::jobMillis), median(mine, Run::mapStageMillis),
+                    median(mine, Run::reduceStageMillis), median(mine, Run::fetchWaitMillis),
                     median(mine, Run::writeMillis), median(mine, Run::executorCpuMillis),
+                    median(mine, Run::executorProcessCpuMillis),
                     mine.get(0).readBytes(), mine.get(0).remoteBytes());
         }
         long checksum = all.get(0).checksum();
         for (Run r : all) {
             assertEquals(checksum, r.checksum(), "every run sorts the same records the same way: " + r);
         }
+    }
+
+    /**
+     * CPU time of the executor processes so far (all their threads: tasks, the shuffle's transport
+     * threads, JIT, GC), summed over executors, from tasks that ask their own process; tasks are
+     * spread over both executors by making many of them.
+     */
+    private static long executorProcessCpuMillis(JavaSparkContext sc) {
+        java.util.Map<String, Long> byExecutor = new java.util.HashMap<>();
+        for (Tuple2<String, Long> t : sc.parallelize(java.util.Collections.nCopies(32, 0), 32)
+                .map(x -> new Tuple2<>(org.apache.spark.SparkEnv.get().executorId(),
+                        ProcessHandle.current().info().totalCpuDuration().orElseThrow().toMillis()))
+                .collect()) {
+            byExecutor.merge(t._1(), t._2(), Math::max);
+        }
+        return byExecutor.values().stream().mapToLong(Long::longValue).sum();
     }
 
     private static long median(List<Run> runs, java.util.function.ToLongFunction<Run> f) {
@@ -103,6 +122,8 @@ class TeraSortBenchmark {
         AtomicLong remoteBytes = new AtomicLong();
         AtomicLong writeNanos = new AtomicLong();
         AtomicLong cpuNanos = new AtomicLong();
+        AtomicLong mapStage = new AtomicLong();
+        AtomicLong reduceStage = new AtomicLong();
         try (JavaSparkContext sc = new JavaSparkContext(conf)) {
             // warm-up: both executors up and the code paths loaded before the clock starts
             sc.parallelize(Arrays.asList(1, 2, 3, 4, 5, 6, 7, 8), 8).mapToPair(x -> new Tuple2<>(x, x))
@@ -120,8 +141,23 @@ class TeraSortBenchmark {
                     writeNanos.addAndGet(end.taskMetrics().shuffleWriteMetrics().writeTime());
                     cpuNanos.addAndGet(end.taskMetrics().executorCpuTime());
                 }
+
+                @Override
+                public void onStageCompleted(org.apache.spark.scheduler.SparkListenerStageCompleted done) {
+                    var info = done.stageInfo();
+                    if (info.submissionTime().isEmpty() || info.completionTime().isEmpty()) {
+                        return;
+                    }
+                    long millis = (Long) info.completionTime().get() - (Long) info.submissionTime().get();
+                    if (info.taskMetrics().shuffleWriteMetrics().bytesWritten() > 0) {
+                        mapStage.addAndGet(millis);
+                    } else if (info.taskMetrics().shuffleReadMetrics().totalBytesRead() > 0) {
+                        reduceStage.addAndGet(millis);
+                    }
+                }
             });
             long perMap = records / MAPS;
+            long cpuBefore = executorProcessCpuMillis(sc);
             long start = System.nanoTime();
             JavaPairRDD<Long, byte[]> input = sc.parallelize(Arrays.asList(0, 1, 2, 3, 4, 5, 6, 7), MAPS)
                     .flatMapToPair(seed -> {
@@ -151,6 +187,7 @@ class TeraSortBenchmark {
                 return List.of(new long[] {n, hash, unsorted}).iterator();
             }).collect();
             long jobMillis = (System.nanoTime() - start) / 1_000_000;
+            long processCpu = executorProcessCpuMillis(sc) - cpuBefore;
             sc.sc().listenerBus().waitUntilEmpty();
             long count = 0;
             long checksum = 0;
@@ -160,8 +197,8 @@ class TeraSortBenchmark {
                 checksum = checksum * 1_000_003 + p[1];
             }
             assertEquals(perMap * MAPS, count);
-            return new Run(mode, jobMillis, fetchWait.get(), readBytes.get(), remoteBytes.get(),
-                    writeNanos.get() / 1_000_000, cpuNanos.get() / 1_000_000, checksum);
+            return new Run(mode, jobMillis, mapStage.get(), reduceStage.get(), fetchWait.get(), readBytes.get(), remoteBytes.get(),
+                    writeNanos.get() / 1_000_000, cpuNanos.get() / 1_000_000, processCpu, checksum);
         }
     }
 }
