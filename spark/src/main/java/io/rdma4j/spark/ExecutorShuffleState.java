@@ -19,6 +19,7 @@ import java.util.concurrent.TimeoutException;
 import java.util.function.Supplier;
 import org.apache.spark.rpc.RpcEndpointRef;
 import org.apache.spark.shuffle.IndexShuffleBlockResolver;
+import org.apache.spark.util.LongAccumulator;
 import scala.reflect.ClassTag;
 import scala.reflect.ClassTag$;
 
@@ -47,6 +48,7 @@ final class ExecutorShuffleState implements AutoCloseable {
     private final ConcurrentLinkedDeque<MemorySegment> staging = new ConcurrentLinkedDeque<>();
     private final Arena stagingArena = Arena.ofShared();
     private volatile RdmaManager manager;
+    private volatile byte[] accumulators;
     private volatile boolean closed;
 
     ExecutorShuffleState(RdmaShuffleConf conf, String executorId, IndexShuffleBlockResolver resolver,
@@ -179,16 +181,17 @@ final class ExecutorShuffleState implements AutoCloseable {
         return output;
     }
 
-    /** Sends what carried a reduce task's blocks to the driver (one-way). */
-    void reportRoutes(int shuffleId, Map<String, long[]> byTransport) {
-        if (byTransport.isEmpty()) {
-            return;
+    /**
+     * The calling reduce task's own {@link RouteMetrics} accumulators, registered with it; the
+     * driver's are asked for once per process.
+     */
+    Map<String, LongAccumulator[]> routeAccumulators() {
+        byte[] serialized = accumulators;
+        if (serialized == null) {
+            serialized = registry.get().askSync(new RegistryMessages.Accumulators(), classTag(byte[].class));
+            accumulators = serialized;
         }
-        try {
-            registry.get().send(new RegistryMessages.RouteReport(executorId, shuffleId, byTransport));
-        } catch (RuntimeException e) {
-            LOG.log(System.Logger.Level.DEBUG, "route report not sent", e);
-        }
+        return RouteMetrics.forTask(serialized);
     }
 
     /** @return a staging buffer of {@link RdmaShuffleConf#fetchBufferSize()} bytes, reused */

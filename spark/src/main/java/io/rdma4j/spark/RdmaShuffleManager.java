@@ -1,8 +1,10 @@
 package io.rdma4j.spark;
 
+import java.util.LinkedHashMap;
 import java.util.Map;
 import org.apache.spark.ShuffleDependency;
 import org.apache.spark.SparkConf;
+import org.apache.spark.SparkContext;
 import org.apache.spark.SparkEnv;
 import org.apache.spark.TaskContext;
 import org.apache.spark.rpc.RpcEndpointRef;
@@ -14,6 +16,7 @@ import org.apache.spark.shuffle.ShuffleReader;
 import org.apache.spark.shuffle.ShuffleWriteMetricsReporter;
 import org.apache.spark.shuffle.ShuffleWriter;
 import org.apache.spark.shuffle.sort.SortShuffleManager;
+import org.apache.spark.util.LongAccumulator;
 import org.apache.spark.util.RpcUtils;
 
 /**
@@ -45,6 +48,7 @@ public class RdmaShuffleManager extends SortShuffleManager {
     private final boolean isDriver;
     private final ExecutorShuffleState state;
     private volatile TokenRegistry registry;
+    private volatile Map<String, LongAccumulator[]> routeAccumulators = Map.of();
     private volatile RpcEndpointRef registryRef;
 
     /**
@@ -77,6 +81,11 @@ public class RdmaShuffleManager extends SortShuffleManager {
     }
 
     private RpcEndpointRef registryRef() {
+        return registryRef(null);
+    }
+
+    /** @param sc the driver's context, to register the {@link RouteMetrics} accumulators with (driver only) */
+    private RpcEndpointRef registryRef(SparkContext sc) {
         RpcEndpointRef ref = registryRef;
         if (ref == null) {
             synchronized (this) {
@@ -85,7 +94,10 @@ public class RdmaShuffleManager extends SortShuffleManager {
                     SparkEnv env = SparkEnv.get();
                     RpcEnv rpcEnv = env.rpcEnv();
                     if (isDriver) {
-                        TokenRegistry r = new TokenRegistry(rpcEnv);
+                        LinkedHashMap<String, LongAccumulator[]> accumulators =
+                                RouteMetrics.register(sc != null ? sc : SparkContext.getOrCreate());
+                        routeAccumulators = accumulators;
+                        TokenRegistry r = new TokenRegistry(rpcEnv, RouteMetrics.serialize(accumulators));
                         ref = rpcEnv.setupEndpoint(TokenRegistry.NAME, r);
                         registry = r;
                     } else {
@@ -101,7 +113,7 @@ public class RdmaShuffleManager extends SortShuffleManager {
     @Override
     public <K, V, C> ShuffleHandle registerShuffle(int shuffleId, ShuffleDependency<K, V, C> dependency) {
         if (isDriver) {
-            registryRef();
+            registryRef(dependency.rdd().sparkContext());
         }
         return super.registerShuffle(shuffleId, dependency);
     }
@@ -145,14 +157,15 @@ public class RdmaShuffleManager extends SortShuffleManager {
     }
 
     /**
-     * What carried the shuffle blocks read so far, as the reduce tasks reported it to the driver.
+     * What carried the shuffle blocks read so far by the tasks that succeeded: the values of the
+     * {@link RouteMetrics} accumulators, which Spark merges on the driver as each task ends.
      *
      * @return transport name ({@code shm}, {@code tcp}, {@code ibverbs}, or {@code local} for a
-     *         reducer's own executor's outputs) to {@code {blocks, bytes}}; empty on an executor
+     *         reducer's own executor's outputs, {@code other} for more than one) to
+     *         {@code {blocks, bytes}}, only routes that carried something; empty on an executor
      */
     public Map<String, long[]> routes() {
-        TokenRegistry r = registry;
-        return r == null ? Map.of() : r.routes();
+        return RouteMetrics.values(routeAccumulators);
     }
 
     /**

@@ -20,6 +20,7 @@ import org.apache.spark.shuffle.ShuffleReader;
 import org.apache.spark.storage.BlockId;
 import org.apache.spark.storage.BlockManagerId;
 import org.apache.spark.storage.ShuffleBlockId;
+import org.apache.spark.util.LongAccumulator;
 import org.apache.spark.util.TaskCompletionListener;
 import org.apache.spark.util.collection.ExternalSorter;
 import org.apache.spark.util.collection.ExternalSorter$;
@@ -73,8 +74,12 @@ final class RdmaShuffleReader<K, C> implements ShuffleReader<K, C> {
         MapOutputTracker tracker = env.mapOutputTracker();
         List<BlockFetcher.MapRead> reads = planReads(shuffleId,
                 tracker.getMapSizesByExecutorId(shuffleId, startMapIndex, endMapIndex, startPartition, endPartition));
+        Map<String, LongAccumulator[]> routeAccumulators = state.routeAccumulators();
         BlockFetcher fetcher = new BlockFetcher(state, shuffleId, reads, metrics);
-        context.addTaskCompletionListener((TaskCompletionListener) ctx -> fetcher.free());
+        context.addTaskCompletionListener((TaskCompletionListener) ctx -> {
+            fetcher.free();
+            RouteMetrics.add(routeAccumulators, fetcher.routes());     // before the task's accumulators are sent
+        });
         SerializerManager serializerManager = env.serializerManager();
         SerializerInstance serializer = dep.serializer().newInstance();
 
@@ -92,7 +97,6 @@ final class RdmaShuffleReader<K, C> implements ShuffleReader<K, C> {
                     if (next == null) {
                         finished = true;
                         context.taskMetrics().mergeShuffleReadMetrics();
-                        state.reportRoutes(shuffleId, fetcher.routes());
                         fetcher.free();
                         return false;
                     }

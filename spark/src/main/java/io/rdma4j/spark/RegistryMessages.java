@@ -2,7 +2,6 @@ package io.rdma4j.spark;
 
 import java.io.Serial;
 import java.io.Serializable;
-import java.util.Map;
 
 /** The messages of the driver's {@link TokenRegistry} endpoint (Java-serialized by Spark's RPC). */
 final class RegistryMessages {
@@ -22,13 +21,8 @@ final class RegistryMessages {
         private static final long serialVersionUID = 1L;
     }
 
-    /**
-     * What carried one reduce task's blocks (one-way).
-     *
-     * @param byTransport transport name ({@code local} for this executor's own outputs) to
-     *                    {@code {blocks, bytes}}
-     */
-    record RouteReport(String executorId, int shuffleId, Map<String, long[]> byTransport) implements Serializable {
+    /** The driver's {@link RouteMetrics} accumulators; answered with their serialized form (a byte array). */
+    record Accumulators() implements Serializable {
         @Serial
         private static final long serialVersionUID = 1L;
     }

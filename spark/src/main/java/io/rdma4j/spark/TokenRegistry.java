@@ -33,10 +33,15 @@ final class TokenRegistry implements ThreadSafeRpcEndpoint {
 
     private final RpcEnv rpcEnv;
     private final Map<Integer, Map<Long, MapOutputToken>> outputs = new ConcurrentHashMap<>();
-    private final Map<String, long[]> routes = new ConcurrentHashMap<>();
+    private final byte[] accumulators;
 
-    TokenRegistry(RpcEnv rpcEnv) {
+    /**
+     * @param accumulators the driver's {@link RouteMetrics} accumulators, serialized, as executors
+     *                     receive them
+     */
+    TokenRegistry(RpcEnv rpcEnv, byte[] accumulators) {
         this.rpcEnv = rpcEnv;
+        this.accumulators = accumulators;
         RpcEndpoint.$init$(this);
     }
 
@@ -56,17 +61,6 @@ final class TokenRegistry implements ThreadSafeRpcEndpoint {
         return byMap == null ? 0 : byMap.size();
     }
 
-    /** @return transport name to {blocks, bytes}, summed over every reduce task's report so far */
-    Map<String, long[]> routes() {
-        Map<String, long[]> copy = new HashMap<>();
-        routes.forEach((k, v) -> {
-            synchronized (v) {
-                copy.put(k, v.clone());
-            }
-        });
-        return copy;
-    }
-
     void publish(int shuffleId, MapOutputToken output) {
         outputs.computeIfAbsent(shuffleId, id -> new ConcurrentHashMap<>()).put(output.mapId(), output);
     }
@@ -74,18 +68,6 @@ final class TokenRegistry implements ThreadSafeRpcEndpoint {
     HashMap<Long, MapOutputToken> lookup(int shuffleId) {
         Map<Long, MapOutputToken> byMap = outputs.get(shuffleId);
         return byMap == null ? new HashMap<>() : new HashMap<>(byMap);
-    }
-
-    void report(RegistryMessages.RouteReport report) {
-        report.byTransport().forEach((transport, counts) -> {
-            long[] total = routes.computeIfAbsent(transport, t -> new long[2]);
-            synchronized (total) {
-                total[0] += counts[0];
-                total[1] += counts[1];
-            }
-        });
-        LOG.log(System.Logger.Level.DEBUG, () -> "shuffle " + report.shuffleId() + " on executor "
-                + report.executorId() + " read over " + describe(report.byTransport()));
     }
 
     static String describe(Map<String, long[]> byTransport) {
@@ -100,7 +82,8 @@ final class TokenRegistry implements ThreadSafeRpcEndpoint {
         return new AbstractPartialFunction<>() {
             @Override
             public boolean isDefinedAt(Object message) {
-                return message instanceof RegistryMessages.Publish || message instanceof RegistryMessages.Lookup;
+                return message instanceof RegistryMessages.Publish || message instanceof RegistryMessages.Lookup
+                        || message instanceof RegistryMessages.Accumulators;
             }
 
             @Override
@@ -110,33 +93,14 @@ final class TokenRegistry implements ThreadSafeRpcEndpoint {
                     context.reply(Boolean.TRUE);
                 } else if (message instanceof RegistryMessages.Lookup l) {
                     context.reply(lookup(l.shuffleId()));
+                } else if (message instanceof RegistryMessages.Accumulators) {
+                    context.reply(accumulators);
                 } else {
                     return fallback.apply(message);
                 }
                 @SuppressWarnings("unchecked")
                 B1 unit = (B1) BoxedUnit.UNIT;
                 return unit;
-            }
-        };
-    }
-
-    @Override
-    public PartialFunction<Object, BoxedUnit> receive() {
-        return new AbstractPartialFunction<>() {
-            @Override
-            public boolean isDefinedAt(Object message) {
-                return message instanceof RegistryMessages.RouteReport;
-            }
-
-            @Override
-            public <A1, B1> B1 applyOrElse(A1 message, Function1<A1, B1> fallback) {
-                if (message instanceof RegistryMessages.RouteReport r) {
-                    report(r);
-                    @SuppressWarnings("unchecked")
-                    B1 unit = (B1) BoxedUnit.UNIT;
-                    return unit;
-                }
-                return fallback.apply(message);
             }
         };
     }
