@@ -49,7 +49,8 @@ final class SettingsCheck {
                     "rdma.shm.allowAnyPtracer", "RDMA_SHM_ALLOW_ANY_PTRACER",
                     "rdma.shm.chunkMiB", "RDMA_SHM_CHUNK_MB",
                     "rdma.shm.copyThreads", "RDMA_SHM_COPY_THREADS",
-                    "rdma.shm.releaseWait", "RDMA_SHM_RELEASE_WAIT"));
+                    "rdma.shm.releaseWait", "RDMA_SHM_RELEASE_WAIT",
+                    "rdma.shm.forceStaging", "RDMA_SHM_FORCE_STAGING"));
 
     /** Variables named {@code RDMA_*} that are not settings: the project's scripts read them. */
     private static final Set<String> NOT_SETTINGS = Set.of("RDMA_PERF_JAVA_OPTS");
