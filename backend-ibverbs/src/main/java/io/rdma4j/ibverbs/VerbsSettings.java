@@ -76,7 +76,7 @@ public final class VerbsSettings {
 
     /**
      * {@code rdma.ibverbs.queueDepth} / {@code RDMA_IBVERBS_QUEUE_DEPTH}, 1 to 65536, default
-     * {@code 128}: signalled work requests one queue pair keeps in flight; more wait for
+     * {@code 128}: work requests (signalled or not) one queue pair keeps in flight; more wait for
      * completions. Lowered, with an INFO line, to what the device allows ({@code max_qp_wr}).
      */
     public static final Setting<Integer> QUEUE_DEPTH = Setting.integer(
