@@ -76,12 +76,35 @@ public final class VerbsSettings {
 
     /**
      * {@code rdma.ibverbs.queueDepth} / {@code RDMA_IBVERBS_QUEUE_DEPTH}, 1 to 65536, default
-     * {@code 128}: signalled work requests one queue pair keeps in flight; more wait for
+     * {@code 128}: work requests (signalled or not) one queue pair keeps in flight; more wait for
      * completions. Lowered, with an INFO line, to what the device allows ({@code max_qp_wr}).
      */
     public static final Setting<Integer> QUEUE_DEPTH = Setting.integer(
             "rdma.ibverbs.queueDepth", "RDMA_IBVERBS_QUEUE_DEPTH", 128, 1, 65536,
             "Work requests one queue pair keeps in flight (1..65536; lowered to the device's max_qp_wr).");
+
+    /**
+     * {@code rdma.ibverbs.signalEvery} / {@code RDMA_IBVERBS_SIGNAL_EVERY}, 1 to 65536, default
+     * {@code 16}: of the work requests a queue pair posts back to back, one in this many asks for a
+     * completion ({@code IBV_SEND_SIGNALED}); so does always the last one of each action's ops posted
+     * together. The completions of the others are inferred from the next signalled one, which frees
+     * their send-queue slots too. {@code 1} signals every work request.
+     */
+    public static final Setting<Integer> SIGNAL_EVERY = Setting.integer(
+            "rdma.ibverbs.signalEvery", "RDMA_IBVERBS_SIGNAL_EVERY", 16, 1, 65536,
+            "One work request in this many asks for a completion, and always the last of an action's ops posted together (1..65536).");
+
+    /**
+     * {@code rdma.ibverbs.maxInlineData} / {@code RDMA_IBVERBS_MAX_INLINE_DATA}, 0 to 4096, default
+     * {@code 64}: the bytes a work request may carry inline that queue pairs ask for when they are
+     * created ({@code max_inline_data}). A write of at most what the driver then gave (which may be
+     * more) is posted with {@code IBV_SEND_INLINE}: its bytes are copied at post time and the device
+     * reads nothing of the source afterwards. {@code 0} turns that off. A device that refuses a
+     * queue pair with that much gets one without inline data (INFO line).
+     */
+    public static final Setting<Integer> MAX_INLINE_DATA = Setting.integer(
+            "rdma.ibverbs.maxInlineData", "RDMA_IBVERBS_MAX_INLINE_DATA", 64, 0, 4096,
+            "Bytes of a write a queue pair may carry inline, copied when posted (0..4096; 0 off; the device may give more).");
 
     /**
      * {@code rdma.ibverbs.qpsPerPeer} / {@code RDMA_IBVERBS_QPS_PER_PEER}, 1 to 64, default
@@ -146,7 +169,7 @@ public final class VerbsSettings {
     private static final Duration MAX_PEER_CHECK = Duration.ofDays(1);
 
     private static final List<Setting<?>> ALL = List.of(DISABLE, TARGET, PEER_AFFINITY, QP_INIT_TIMEOUT,
-            BUSY_POLL_WINDOW, QUEUE_DEPTH, QPS_PER_PEER, MAX_SGE, MIN_STRIPE_KIB, PEER_CHECK_INTERVAL, PEER_SILENCE_LIMIT);
+            BUSY_POLL_WINDOW, QUEUE_DEPTH, SIGNAL_EVERY, MAX_INLINE_DATA, QPS_PER_PEER, MAX_SGE, MIN_STRIPE_KIB, PEER_CHECK_INTERVAL, PEER_SILENCE_LIMIT);
 
     private VerbsSettings() {
     }

@@ -236,6 +236,7 @@ public final class VerbsTransport implements Transport {
                 (waiting == null ? waiting = new ArrayList<>() : waiting).add(f);
             }
         }
+        s.postGathered();       // the ops to one queue pair, gathered: one chain of work requests
         if (waiting == null) {
             s.sealed();
         } else {
@@ -286,7 +287,7 @@ public final class VerbsTransport implements Transport {
         }
         CompletableFuture<Void> checked = checked(op.remote(), r);
         if (readyNow(checked, lanes)) {     // the usual case after an op to this peer and token: no stages
-            enqueue(s, index, op, local, r, via, where, lanes);
+            enqueue(s, index, op, local, r, via, where, lanes, true);
             return null;
         }
         return CompletableFuture.allOf(CompletableFuture.allOf(lanes), checked).handle((ok, t) -> {
@@ -294,7 +295,7 @@ public final class VerbsTransport implements Transport {
                 s.fail(index, failure(t));
                 return null;
             }
-            enqueue(s, index, op, local, r, via, where, lanes);
+            enqueue(s, index, op, local, r, via, where, lanes, false);
             return null;
         });
     }
@@ -311,15 +312,22 @@ public final class VerbsTransport implements Transport {
         return true;
     }
 
-    /** Cuts the op into the chunks of its stripes and queues them on their connected lanes, unless the submission was aborted. */
+    /**
+     * Cuts the op into the chunks of its stripes and queues them on their connected lanes, unless
+     * the submission was aborted. A small op (one work request) is gathered with the submission's
+     * other ops to its queue pair when {@code gather} (the submitting thread: {@link
+     * VerbsSubmission#postGathered} posts them together), else queued at once.
+     */
     private static void enqueue(VerbsSubmission s, int index, TransportOp op, VerbsLocal local, VerbsWire.RemoteRegion r,
-                                Route[] via, Lane[] where, CompletableFuture<VerbsConnection>[] lanes) {
+                                Route[] via, Lane[] where, CompletableFuture<VerbsConnection>[] lanes, boolean gather) {
         long length = op.local().byteSize();
         int stripes = lanes.length;
         if (stripes == 1 && length > 0 && length <= via[0].local().maxMessageBytes()) {     // the usual small op: one work request
             VerbsConnection c = lanes[0].join();
             VerbsConnection.Chunk chunk = chunk(s, index, op, local, r.address, via[0], where[0], 0, (int) length);
-            if (s.expect(c, 1)) {
+            if (gather) {
+                s.gather(c, chunk);
+            } else if (s.expect(c, 1)) {
                 c.enqueue(chunk);
             }
             return;

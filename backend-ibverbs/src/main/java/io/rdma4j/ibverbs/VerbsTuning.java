@@ -13,8 +13,17 @@ import java.util.function.Consumer;
  * @param qpsPerPeer        queue pairs per (local device, peer manager, peer device)
  * @param maxSge            scatter/gather entries per work request
  * @param minStripeBytes    the smallest stripe of an op spread across queue pairs; a multiple of {@link #STRIPE_ALIGNMENT}
+ * @param signalEvery       one work request in this many posted back to back asks for a completion
+ * @param maxInlineData     bytes of inline data queue pairs are created with (0: none)
  */
-public record VerbsTuning(long busyPollNanos, int queueDepth, int qpsPerPeer, int maxSge, long minStripeBytes) {
+public record VerbsTuning(long busyPollNanos, int queueDepth, int qpsPerPeer, int maxSge, long minStripeBytes,
+                          int signalEvery, int maxInlineData) {
+
+    /** With the default {@code signalEvery} and {@code maxInlineData} ({@link VerbsSettings}). */
+    public VerbsTuning(long busyPollNanos, int queueDepth, int qpsPerPeer, int maxSge, long minStripeBytes) {
+        this(busyPollNanos, queueDepth, qpsPerPeer, maxSge, minStripeBytes, VerbsSettings.SIGNAL_EVERY.defaultValue(),
+                VerbsSettings.MAX_INLINE_DATA.defaultValue());
+    }
 
     /** Stripe boundaries fall on multiples of this many bytes from the op's start. */
     public static final int STRIPE_ALIGNMENT = 64;
@@ -22,7 +31,8 @@ public record VerbsTuning(long busyPollNanos, int queueDepth, int qpsPerPeer, in
     static VerbsTuning of(Settings settings) {
         return new VerbsTuning(settings.get(VerbsSettings.BUSY_POLL_WINDOW).toNanos(),
                 settings.get(VerbsSettings.QUEUE_DEPTH), settings.get(VerbsSettings.QPS_PER_PEER),
-                settings.get(VerbsSettings.MAX_SGE), settings.get(VerbsSettings.MIN_STRIPE_KIB) * 1024L);
+                settings.get(VerbsSettings.MAX_SGE), settings.get(VerbsSettings.MIN_STRIPE_KIB) * 1024L,
+                settings.get(VerbsSettings.SIGNAL_EVERY), settings.get(VerbsSettings.MAX_INLINE_DATA));
     }
 
     /**
@@ -50,6 +60,6 @@ public record VerbsTuning(long busyPollNanos, int queueDepth, int qpsPerPeer, in
             say.accept(VerbsSettings.MAX_SGE.key() + "=" + maxSge + " is more than device " + device
                     + " allows (max_sge " + limits.maxSge() + "): using " + sge);
         }
-        return new VerbsTuning(busyPollNanos, depth, qpsPerPeer, sge, minStripeBytes);
+        return new VerbsTuning(busyPollNanos, depth, qpsPerPeer, sge, minStripeBytes, signalEvery, maxInlineData);
     }
 }

@@ -23,8 +23,8 @@ class VerbsSettingsTest {
         assertAll(
                 () -> assertEquals(List.of(VerbsSettings.DISABLE, VerbsSettings.TARGET,
                         VerbsSettings.PEER_AFFINITY, VerbsSettings.QP_INIT_TIMEOUT, VerbsSettings.BUSY_POLL_WINDOW,
-                        VerbsSettings.QUEUE_DEPTH, VerbsSettings.QPS_PER_PEER, VerbsSettings.MAX_SGE,
-                        VerbsSettings.MIN_STRIPE_KIB, VerbsSettings.PEER_CHECK_INTERVAL, VerbsSettings.PEER_SILENCE_LIMIT),
+                        VerbsSettings.QUEUE_DEPTH, VerbsSettings.SIGNAL_EVERY, VerbsSettings.MAX_INLINE_DATA,
+                        VerbsSettings.QPS_PER_PEER, VerbsSettings.MAX_SGE, VerbsSettings.MIN_STRIPE_KIB, VerbsSettings.PEER_CHECK_INTERVAL, VerbsSettings.PEER_SILENCE_LIMIT),
                         VerbsSettings.all()),
                 () -> assertEquals("rdma.disableIbverbs", VerbsSettings.DISABLE.key()),
                 () -> assertEquals("RDMA_DISABLE_IBVERBS", VerbsSettings.DISABLE.envVar()),
@@ -215,6 +215,32 @@ class VerbsSettingsTest {
                         () -> VerbsSettings.MAX_SGE.parse("0", "test")).getMessage().contains("[1, 64]")),
                 () -> assertTrue(assertThrows(IllegalArgumentException.class,
                         () -> VerbsSettings.MIN_STRIPE_KIB.parse("0", "test")).getMessage().contains("[1, 1048576]")));
+    }
+
+    @Test
+    void signalEvery_andMaxInlineData_keysDefaultsAndRanges() {
+        assertAll(
+                () -> assertEquals("rdma.ibverbs.signalEvery", VerbsSettings.SIGNAL_EVERY.key()),
+                () -> assertEquals("RDMA_IBVERBS_SIGNAL_EVERY", VerbsSettings.SIGNAL_EVERY.envVar()),
+                () -> assertEquals(16, VerbsSettings.SIGNAL_EVERY.defaultValue()),
+                () -> assertEquals("rdma.ibverbs.maxInlineData", VerbsSettings.MAX_INLINE_DATA.key()),
+                () -> assertEquals("RDMA_IBVERBS_MAX_INLINE_DATA", VerbsSettings.MAX_INLINE_DATA.envVar()),
+                () -> assertEquals(64, VerbsSettings.MAX_INLINE_DATA.defaultValue()),
+                () -> assertEquals(0, VerbsSettings.MAX_INLINE_DATA.parse("0", "test")),
+                () -> assertTrue(assertThrows(IllegalArgumentException.class,
+                        () -> VerbsSettings.SIGNAL_EVERY.parse("0", "test")).getMessage().contains("[1, 65536]")),
+                () -> assertTrue(assertThrows(IllegalArgumentException.class,
+                        () -> VerbsSettings.MAX_INLINE_DATA.parse("4097", "test")).getMessage().contains("[0, 4096]")));
+    }
+
+    @Test
+    void tuning_fromSettings_signalEveryAndInlineData() {
+        VerbsTuning t = VerbsTuning.of(FakeSettings.defaults().with(VerbsSettings.SIGNAL_EVERY, "4")
+                .with(VerbsSettings.MAX_INLINE_DATA, "0"));
+
+        assertAll(
+                () -> assertEquals(4, t.signalEvery()),
+                () -> assertEquals(0, t.maxInlineData()));
     }
 
     @Test

@@ -15,6 +15,7 @@ import io.rdma4j.ibverbs.posting.VerbsConnection;
 
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentLinkedQueue;
@@ -45,7 +46,7 @@ public final class VerbsDevice implements AutoCloseable {
 
     /** The port every queue pair uses. */
     public static final int PORT = 1;
-    /** Completions taken per {@code ibv_poll_cq}. */
+    /** Completions taken per {@code ibv_poll_cq} (each may stand for up to {@code rdma.ibverbs.signalEvery} work requests). */
     static final int POLL_BATCH = 64;
     /**
      * How long the poller sleeps at a time while a waiting caller polls the queue: that caller
@@ -101,6 +102,10 @@ public final class VerbsDevice implements AutoCloseable {
     private volatile long lastCompletion = System.nanoTime();
     /** Work completions taken off the queue so far, by the poller and by waiting callers. */
     private final AtomicLong completions = new AtomicLong();
+    /** {@code ibv_post_send} calls that posted work requests to this device's queue pairs so far. */
+    private final AtomicLong posts = new AtomicLong();
+    /** Where a poll puts the chunks a completion stands for ({@link VerbsConnection#takeSent}); guarded by {@link #pollLock}. */
+    private final List<VerbsConnection.Chunk> before = new ArrayList<>();
     /** Times the poller came back from sleeping on the completion channel; written by the poller only. */
     private volatile long wakeups;
     /** Whether the poller sleeps on the completion channel (or is about to). */
@@ -278,14 +283,17 @@ public final class VerbsDevice implements AutoCloseable {
 
     /**
      * Takes up to {@link #POLL_BATCH} completions off the queue and delivers them on the calling
-     * thread: their chunks complete, their connections post what waits, and connections starved
-     * of completion-queue room resume. The poller calls it, and so may a thread waiting for its
-     * own ops, which then needs no wakeup.
+     * thread: their chunks complete, with the unsignalled chunks posted before them on their queue
+     * pairs that they stand for (in the order they were taken, under the poll lock: see {@link
+     * VerbsConnection}), their connections post what waits, and connections starved of
+     * completion-queue room resume. The poller calls it, and so may a thread waiting for its own
+     * ops, which then needs no wakeup.
      *
      * @param wait true for the poller, which waits while another thread polls; false for the one
      *             waiting caller that claimed the queue ({@link #claimWaiterPolling}), which leaves
      *             the completions to a thread already polling
-     * @return completions delivered; 0 when none waited, another thread was polling, or the device is closing
+     * @return completions taken (or, of batches taken further up this thread's stack, chunks
+     *         delivered); 0 when none waited, another thread was polling, or the device is closing
      */
     public int pollOnce(boolean wait) {
         if (batchesDelivering.get() > 0) {
@@ -294,7 +302,8 @@ public final class VerbsDevice implements AutoCloseable {
                 return rest;
             }
         }
-        long[] taken;
+        Batch taken;
+        int n;
         if (wait) {
             pollLock.lock();
         } else if (!pollLock.tryLock()) {
@@ -304,15 +313,11 @@ public final class VerbsDevice implements AutoCloseable {
             if (closing) {
                 return 0;
             }
-            int n = cq.poll(polled);
+            n = cq.poll(polled);
             if (n == 0) {
                 return 0;
             }
-            taken = new long[2 * n];        // copied out: delivery runs unlocked and may poll again (nested waits)
-            for (int i = 0; i < n; i++) {
-                taken[2 * i] = polled.workRequestId(i);
-                taken[2 * i + 1] = (long) polled.status(i) << 32 | Integer.toUnsignedLong(polled.vendorError(i));
-            }
+            taken = resolve(n);     // delivery runs unlocked and may poll again (nested waits)
         } finally {
             pollLock.unlock();
         }
@@ -321,14 +326,57 @@ public final class VerbsDevice implements AutoCloseable {
             waiterDelivering = true;
         }
         try {
-            deliver(taken);
+            deliver(taken, n);
             resumeStarved();
         } finally {
             if (!wait) {
                 waiterDelivering = false;
             }
         }
-        return taken.length / 2;
+        return n;
+    }
+
+    /**
+     * The chunks the {@code n} completions in {@link #polled} stand for, in order, each taken
+     * from the table (those no longer in it were failed by close or their queue pair's destroy):
+     * before each completion's own chunk, the chunks posted before it on its queue pair of which no
+     * completion was taken, as done, or as flushed when the completion is a flush (see {@link
+     * VerbsConnection}). Under the poll lock, so in the order the completions came.
+     */
+    private Batch resolve(int n) {
+        Batch b = new Batch(n);
+        for (int i = 0; i < n; i++) {
+            VerbsConnection.Chunk c = inFlight.take(polled.workRequestId(i));
+            if (c == null) {
+                continue;
+            }
+            int status = polled.status(i);
+            c.connection.takeSent(c, before);
+            if (!before.isEmpty()) {
+                int inferred = status == Ibv.IBV_WC_WR_FLUSH_ERR ? Ibv.IBV_WC_WR_FLUSH_ERR : Ibv.IBV_WC_SUCCESS;
+                for (VerbsConnection.Chunk p : before) {
+                    if (inFlight.take(p.workRequestId) == p) {
+                        b.add(p, inferred, INFERRED);
+                    }
+                }
+                before.clear();
+            }
+            b.add(c, status, polled.vendorError(i));
+        }
+        return b;
+    }
+
+    /** The vendor error of a chunk whose status is inferred from a later completion ({@link #resolve}). */
+    private static final long INFERRED = 1L << 32;
+
+    /** {@code ibv_post_send} calls that posted to this device's queue pairs so far (for tests and diagnostics). */
+    public long posts() {
+        return posts.get();
+    }
+
+    /** An {@code ibv_post_send} call to one of this device's queue pairs posted work requests. */
+    public void posted() {
+        posts.incrementAndGet();
     }
 
     /**
@@ -354,10 +402,9 @@ public final class VerbsDevice implements AutoCloseable {
         return completions.get();
     }
 
-    /** {@code taken}: per completion its work request id, then its status (high half) and vendor error (low half). */
-    private void deliver(long[] taken) {
-        completions.addAndGet(taken.length / 2);
-        Batch b = new Batch(taken);
+    /** Delivers {@code b}, the chunks {@code cqes} completions stood for. */
+    private void deliver(Batch b, int cqes) {
+        completions.addAndGet(cqes);
         ArrayDeque<Batch> mine = batches.get();
         mine.push(b);
         batchesDelivering.incrementAndGet();
@@ -383,31 +430,59 @@ public final class VerbsDevice implements AutoCloseable {
         return n;
     }
 
-    /** Completions taken off the queue, delivered in order by whichever frame of the taking thread gets to each first. */
+    /**
+     * The chunks that completions taken off the queue stand for, delivered in order by whichever
+     * frame of the taking thread gets to each first: a run of successful chunks of one submission
+     * on one connection at once, any other chunk alone.
+     */
     private final class Batch {
-        /** Per completion its work request id, then its status (high half) and vendor error (low half). */
-        private final long[] taken;
-        /** Index in {@link #taken} of the next completion to deliver. */
+        private VerbsConnection.Chunk[] chunks;
+        /** Per chunk its status (bits 33 on), whether it is inferred ({@link #INFERRED}, bit 32) and its vendor error (low half). */
+        private long[] results;
+        private int size;
+        /** Index of the next chunk to deliver. */
         private int next;
 
-        Batch(long[] taken) {
-            this.taken = taken;
+        Batch(int capacity) {
+            chunks = new VerbsConnection.Chunk[capacity];
+            results = new long[capacity];
         }
 
-        /** Delivers the completions not yet delivered; returns how many. */
+        void add(VerbsConnection.Chunk c, int status, long vendorError) {
+            if (size == chunks.length) {
+                chunks = Arrays.copyOf(chunks, 2 * size);
+                results = Arrays.copyOf(results, 2 * size);
+            }
+            chunks[size] = c;
+            results[size++] = vendorError == INFERRED ? (long) status << 33 | 1L << 32
+                    : (long) status << 33 | Integer.toUnsignedLong((int) vendorError);
+        }
+
+        /** Delivers the chunks not yet delivered; returns how many. */
         int deliverRest() {
             int n = 0;
-            while (next < taken.length) {
+            while (next < size) {
                 int i = next;
-                next += 2;      // before the delivery, which may deliver the rest itself (nested)
-                n++;
-                VerbsConnection.Chunk c = inFlight.take(taken[i]);
-                if (c != null) {
-                    int status = (int) (taken[i + 1] >>> 32);
-                    c.completed(status, status == Ibv.IBV_WC_SUCCESS ? null
-                            : WorkCompletions.statusText(status) + " (status " + status + ", vendor error 0x"
-                            + Integer.toHexString((int) taken[i + 1]) + ")");
+                VerbsConnection.Chunk c = chunks[i];
+                int status = (int) (results[i] >>> 33);
+                if (status == Ibv.IBV_WC_SUCCESS) {
+                    int end = i + 1;
+                    while (end < size && results[end] >>> 33 == Ibv.IBV_WC_SUCCESS && c.sameRunAs(chunks[end])) {
+                        end++;
+                    }
+                    next = end;      // before the delivery, which may deliver the rest itself (nested)
+                    n += end - i;
+                    VerbsConnection.Chunk.succeeded(chunks, i, end);
+                    continue;
                 }
+                next = i + 1;
+                n++;
+                boolean inferred = (results[i] & 1L << 32) != 0;
+                c.completed(status, inferred ? WorkCompletions.statusText(status) + " (status " + status
+                        + ", inferred: no completion of its own came before the flush of a later work request on its queue pair;"
+                        + " it may have been done before the queue pair left service)"
+                        : WorkCompletions.statusText(status) + " (status " + status + ", vendor error 0x"
+                        + Integer.toHexString((int) results[i]) + ")");
             }
             return n;
         }

@@ -111,6 +111,12 @@ public final class Ibv {
     // enum ibv_send_flags
     /** Generate a completion for this work request. */
     public static final int IBV_SEND_SIGNALED = 1 << 1;
+    /**
+     * Copy the request's data into the work queue entry at post time ({@code ibv_post_send}): the
+     * device reads nothing of the source afterwards, which need not be registered. Only for sends and
+     * writes of at most the queue pair's {@link QueuePair#maxInlineData()} bytes.
+     */
+    public static final int IBV_SEND_INLINE = 1 << 3;
 
     // enum ibv_wc_opcode
     /** Completion of a send. */

@@ -28,9 +28,10 @@ public final class QueuePair implements AutoCloseable {
     private final int number;
     private final int maxSendRequests;
     private final int maxReceiveRequests;
+    private final int maxInlineData;
     private final AtomicBoolean closed = new AtomicBoolean();
 
-    private QueuePair(ProtectionDomain pd, MemorySegment qp, int maxSendRequests, int maxReceiveRequests) {
+    private QueuePair(ProtectionDomain pd, MemorySegment qp, int maxSendRequests, int maxReceiveRequests, int maxInlineData) {
         this.pd = pd;
         this.qp = qp;
         this.postSendFunction = pd.context().postSendFunction();
@@ -38,6 +39,7 @@ public final class QueuePair implements AutoCloseable {
         this.number = qp.get(JAVA_INT, offset(IBV_QP, "qp_num"));
         this.maxSendRequests = maxSendRequests;
         this.maxReceiveRequests = maxReceiveRequests;
+        this.maxInlineData = maxInlineData;
     }
 
     static QueuePair create(ProtectionDomain pd, QueuePairInit init) {
@@ -52,13 +54,15 @@ public final class QueuePair implements AutoCloseable {
             a.set(JAVA_INT, offset(IBV_QP_INIT_ATTR, "cap", "max_recv_wr"), init.maxReceiveRequests());
             a.set(JAVA_INT, offset(IBV_QP_INIT_ATTR, "cap", "max_send_sge"), init.maxSendSges());
             a.set(JAVA_INT, offset(IBV_QP_INIT_ATTR, "cap", "max_recv_sge"), init.maxReceiveSges());
+            a.set(JAVA_INT, offset(IBV_QP_INIT_ATTR, "cap", "max_inline_data"), init.maxInlineData());
             a.set(JAVA_INT, offset(IBV_QP_INIT_ATTR, "qp_type"), Ibv.IBV_QPT_RC);
             a.set(JAVA_INT, offset(IBV_QP_INIT_ATTR, "sq_sig_all"), 0);
             MemorySegment qp = (MemorySegment) IbvFunctions.CREATE_QP.invokeExact(state, pd.pointer(), a);
             qp = Calls.checkPointer("ibv_create_qp", qp, state, IBV_QP.byteSize());
             // ibv_create_qp writes back the capacities the driver actually gave
             return new QueuePair(pd, qp, a.get(JAVA_INT, offset(IBV_QP_INIT_ATTR, "cap", "max_send_wr")),
-                    a.get(JAVA_INT, offset(IBV_QP_INIT_ATTR, "cap", "max_recv_wr")));
+                    a.get(JAVA_INT, offset(IBV_QP_INIT_ATTR, "cap", "max_recv_wr")),
+                    a.get(JAVA_INT, offset(IBV_QP_INIT_ATTR, "cap", "max_inline_data")));
         } catch (Throwable t) {
             throw Calls.rethrow(t);
         }
@@ -89,6 +93,16 @@ public final class QueuePair implements AutoCloseable {
      */
     public int maxReceiveRequests() {
         return maxReceiveRequests;
+    }
+
+    /**
+     * Bytes a send work request may carry inline ({@link Ibv#IBV_SEND_INLINE}), as granted by the
+     * driver: {@code ibv_create_qp} writes back what it gave, which may be more than asked for.
+     *
+     * @return at least the requested {@link QueuePairInit#maxInlineData()}
+     */
+    public int maxInlineData() {
+        return maxInlineData;
     }
 
     /**
@@ -197,6 +211,7 @@ public final class QueuePair implements AutoCloseable {
      * @param count    how many, from 1 to {@code requests.capacity()}
      * @throws IbverbsException if the driver refuses a request: the message names its index and
      *                          the errno (ENOMEM when the send queue is full); requests before it were posted
+     *                          ({@link SendWorkRequests#refusedIndex()} tells how many)
      * @throws IndexOutOfBoundsException if {@code count} is out of range
      * @throws IllegalStateException if this queue pair or {@code requests} is closed
      */

@@ -13,15 +13,29 @@ import java.util.Objects;
  * @param maxReceiveRequests outstanding receive work requests, at least 1
  * @param maxSendSges        scatter/gather entries per send work request, at least 1
  * @param maxReceiveSges     scatter/gather entries per receive work request, at least 1
+ * @param maxInlineData      bytes a send work request may carry inline ({@link Ibv#IBV_SEND_INLINE}), at least 0;
+ *                           the driver may give more ({@link QueuePair#maxInlineData()}), and refuses the queue
+ *                           pair when it cannot give as much
  */
 public record QueuePairInit(CompletionQueue sendQueue, CompletionQueue receiveQueue, int maxSendRequests,
-                            int maxReceiveRequests, int maxSendSges, int maxReceiveSges) {
+                            int maxReceiveRequests, int maxSendSges, int maxReceiveSges, int maxInlineData) {
+
+    /**
+     * A queue pair that carries no inline data ({@code maxInlineData} 0).
+     *
+     * @throws NullPointerException     if a queue is null
+     * @throws IllegalArgumentException if a capacity is below 1
+     */
+    public QueuePairInit(CompletionQueue sendQueue, CompletionQueue receiveQueue, int maxSendRequests,
+                         int maxReceiveRequests, int maxSendSges, int maxReceiveSges) {
+        this(sendQueue, receiveQueue, maxSendRequests, maxReceiveRequests, maxSendSges, maxReceiveSges, 0);
+    }
 
     /**
      * Validates the values.
      *
      * @throws NullPointerException     if a queue is null
-     * @throws IllegalArgumentException if a capacity is below 1
+     * @throws IllegalArgumentException if a capacity is below 1, or {@code maxInlineData} below 0
      */
     public QueuePairInit {
         Objects.requireNonNull(sendQueue, "sendQueue");
@@ -29,6 +43,9 @@ public record QueuePairInit(CompletionQueue sendQueue, CompletionQueue receiveQu
         if (maxSendRequests < 1 || maxReceiveRequests < 1 || maxSendSges < 1 || maxReceiveSges < 1) {
             throw new IllegalArgumentException("queue pair capacities must be at least 1: send " + maxSendRequests
                     + ", receive " + maxReceiveRequests + ", send SGEs " + maxSendSges + ", receive SGEs " + maxReceiveSges);
+        }
+        if (maxInlineData < 0) {
+            throw new IllegalArgumentException("maxInlineData must be at least 0, got " + maxInlineData);
         }
     }
 }

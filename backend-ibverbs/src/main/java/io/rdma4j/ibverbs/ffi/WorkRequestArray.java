@@ -119,8 +119,12 @@ abstract sealed class WorkRequestArray implements AutoCloseable permits SendWork
         return sgeCount;
     }
 
-    /** Ends the chain at request {@code count - 1} for a post (the last request's chain always ends there). */
+    /**
+     * Ends the chain at request {@code count - 1} for a post (the last request's chain always ends
+     * there), and clears what the last failed post named as refused ({@link #refusedIndex}).
+     */
     final void terminateAt(int count) {
+        badRequest.set(JAVA_LONG, 0, 0L);
         if (count == capacity) {
             Objects.checkIndex(count - 1, capacity);
             return;
@@ -147,6 +151,17 @@ abstract sealed class WorkRequestArray implements AutoCloseable permits SendWork
     final long badIndex() {
         long bad = badRequest.get(JAVA_LONG, 0);
         return bad == 0 ? -1 : (bad - requests.address()) / requestSize;
+    }
+
+    /**
+     * After a post from this array failed: the index of the request the driver refused ({@code
+     * *bad_wr}); the requests before it were posted, it and those after it were not.
+     *
+     * @return the index, or -1 when the driver named none (then it is unknown how many were posted)
+     */
+    public final int refusedIndex() {
+        long i = badIndex();
+        return i < 0 || i >= capacity ? -1 : (int) i;
     }
 
     /** Frees the array. Idempotent. Must not race a post from it. */

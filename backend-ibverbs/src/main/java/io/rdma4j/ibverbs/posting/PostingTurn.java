@@ -14,10 +14,10 @@ import java.util.concurrent.locks.ReentrantLock;
  * instead spent most of their time parked there, in a convoy that a preempted holder stretched to
  * tens of milliseconds.
  *
- * <p>Items are posted in rounds, one round per turn, in the order they were handed over. Once a
- * post in a round failed, the rest of that round is not posted: {@link Poster#post} is told the
- * failure and gives it back, and {@link Poster#roundFailed} gets the round's items from the first
- * failed one on, after the turn is let go.
+ * <p>Items are posted in rounds, one round per turn, in the order they were handed over: all
+ * the items waiting when the turn was taken, handed to {@link Poster#post} at once (which posts
+ * them as one chain of work requests, or a few). When it could not post them all, {@link
+ * Poster#roundFailed} gets those it did not post, after the turn is let go.
  *
  * <p>Thread-safe.
  *
@@ -28,17 +28,15 @@ public final class PostingTurn<T> {
     /** What posting an item means; called by whichever thread has the turn. */
     interface Poster<T> {
         /**
-         * Posts {@code item}, with the turn held; must not block on other threads.
+         * Posts {@code items}, in order, with the turn held; must not block on other threads, and
+         * must not keep {@code items} (the list is reused).
          *
-         * @param failure this round's first failure, or null: when set, {@code item} is not posted
-         * @return the round's failure after this item: {@code failure}, or this item's, or null
+         * @return null when all were posted; else the items not posted (from the first refused one
+         *         on, in order, in a list of their own) and why
          */
-        String post(T item, String failure);
+        Failed<T> post(List<T> items);
 
-        /**
-         * A round failed: called without the turn, with the round's items from the first failed
-         * one on, in order.
-         */
+        /** A round failed: called without the turn, with what {@link #post} returned. */
         void roundFailed(List<T> items, String failure);
 
         /**
@@ -49,9 +47,21 @@ public final class PostingTurn<T> {
         }
     }
 
+    /**
+     * The items of a round that were not posted, and why.
+     *
+     * @param items   not posted, in order
+     * @param failure why
+     * @param <T>     what is posted
+     */
+    record Failed<T>(List<T> items, String failure) {
+    }
+
     private final ReentrantLock turn = new ReentrantLock();
     private final ConcurrentLinkedQueue<T> handed = new ConcurrentLinkedQueue<>();
     private final Poster<T> poster;
+    /** The round being posted; used with the turn held. */
+    private final ArrayList<T> round = new ArrayList<>();
 
     PostingTurn(Poster<T> poster) {
         this.poster = poster;
@@ -67,15 +77,15 @@ public final class PostingTurn<T> {
             postHanded();
             return;
         }
-        String failure;
+        Failed<T> failed;
         try {
-            failure = poster.post(item, null);
-            poster.roundEnded();
+            round.add(item);
+            failed = postRound();
         } finally {
             turn.unlock();
         }
-        if (failure != null) {      // first, so that what was handed over meanwhile learns of it
-            poster.roundFailed(List.of(item), failure);
+        if (failed != null) {      // first, so that what was handed over meanwhile learns of it
+            poster.roundFailed(failed.items(), failed.failure());
         }
         postHanded();       // what was handed over while this thread had the turn
     }
@@ -87,6 +97,16 @@ public final class PostingTurn<T> {
             handed.addAll(more);
         }
         postHanded();
+    }
+
+    /** Posts {@link #round} and empties it; with the turn held. */
+    private Failed<T> postRound() {
+        try {
+            return poster.post(round);
+        } finally {
+            round.clear();
+            poster.roundEnded();
+        }
     }
 
     /**
@@ -106,22 +126,18 @@ public final class PostingTurn<T> {
         // An item handed over while the thread posting was letting go is seen by this look
         // again: the hand-over comes before the failed tryLock, which comes before that unlock.
         while (!handed.isEmpty() && turn.tryLock()) {
-            List<T> failed = null;
-            String failure = null;
+            Failed<T> failed;
             try {
                 T item;
                 while ((item = handed.poll()) != null) {
-                    failure = poster.post(item, failure);
-                    if (failure != null) {
-                        (failed == null ? failed = new ArrayList<>() : failed).add(item);
-                    }
+                    round.add(item);
                 }
-                poster.roundEnded();
+                failed = round.isEmpty() ? null : postRound();
             } finally {
                 turn.unlock();
             }
             if (failed != null) {
-                poster.roundFailed(failed, failure);
+                poster.roundFailed(failed.items(), failed.failure());
             }
         }
     }

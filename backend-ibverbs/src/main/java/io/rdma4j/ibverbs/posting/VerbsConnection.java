@@ -2,6 +2,7 @@ package io.rdma4j.ibverbs.posting;
 
 import io.rdma4j.ibverbs.device.VerbsDevice;
 import io.rdma4j.ibverbs.ffi.Ibv;
+import io.rdma4j.ibverbs.ffi.IbverbsException;
 import io.rdma4j.ibverbs.ffi.QueuePair;
 import io.rdma4j.ibverbs.ffi.SendWorkRequests;
 import io.rdma4j.ibverbs.queuepair.HolderQueuePairs;
@@ -13,8 +14,9 @@ import java.util.List;
 
 /**
  * One connected RC queue pair to a peer device, with its send-side flow control: at most
- * {@code depth} signalled work requests in flight; more wait in {@link #pending} and are posted as
- * completions free room (from the poller thread). Any failed completion moves the queue pair to
+ * {@code depth} work requests in flight (each holds a send-queue slot and a completion-queue
+ * entry until it is retired); more wait in {@link #pending} and are posted as completions free
+ * room (from the poller thread). Any failed completion moves the queue pair to
  * ERROR ({@link #breakDown}): what is still in flight then completes with flush errors, queued
  * chunks fail at once, and the transport opens a new connection for later ops. When the queue pair
  * left service for another submission's cancel or timeout ({@link #breakDown(String,
@@ -22,14 +24,38 @@ import java.util.List;
  * replacement instead ({@link VerbsSubmission#collateral}). The queue pair is destroyed once
  * broken and drained, with its device, or at once when a flush does not come ({@link #destroyNow}).
  *
- * <p>Thread-safe, with two locks. This object's lock guards the books: what waits, credits, what
+ * <p><b>Chains and selective signalling.</b> The chunks claimed together (an action's ops to this
+ * queue pair, as many as there are free slots, and whatever other threads handed over meanwhile)
+ * are posted as one chain of work requests, linked through {@code next}, in one {@code
+ * ibv_post_send}. Only some ask for a completion ({@code IBV_SEND_SIGNALED}): one in
+ * {@code signalEvery} in a row, and always the last chunk of each submission in the chain, so
+ * that every submission learns of its end without waiting for another's. An RC send queue
+ * completes in order, so the completion of a signalled work request stands for every work request
+ * posted before it here that has not completed yet: the device hands them over in that order
+ * ({@link #takeSent}), and they are retired (their slots and entries freed) with it. Writes of at
+ * most the queue pair's {@code max_inline_data} go inline ({@code IBV_SEND_INLINE}): the device
+ * copies their bytes when they are posted.
+ *
+ * <p><b>Errors with unsignalled work requests.</b> A work request that fails produces a completion
+ * whether it was signalled or not (the verbs rule; soft-RoCE and ConnectX follow it), and so does
+ * each one flushed after it once the queue pair is in ERROR. So: unsignalled work requests ahead of
+ * a successful completion, or of a real error (not a flush), succeeded: had one failed, its own
+ * completion would have come first, and this one would be flushed. Those ahead of a flush of which
+ * no completion of their own came may have been done before the queue pair left service, or not:
+ * they count as flushed (their ops fail, or are posted again when another submission's abort
+ * flushed them; an RDMA READ or WRITE of unchanged memory can be repeated). An op is thus never
+ * reported done when it was not; one reported failed after a flush may have been done. The first
+ * real error of a submission is always its own completion.
+ *
+ * <p>Thread-safe, with three locks. This object's lock guards the books: what waits, credits, what
  * is in flight, and whether the queue pair left service. A chunk is claimed under it (a credit, a
  * completion-queue entry and a work request id), then posted in a {@link PostingTurn}, which
- * only serialises {@code ibv_post_send} and the one work request it reuses, and never makes a
+ * only serialises {@code ibv_post_send} and the work requests it reuses, and never makes a
  * thread wait for another one inside {@code ibv_post_send} (which on soft-RoCE carries the whole
  * round trip): the thread posting posts what others hand over. So the completion is delivered
  * while the poster is still in the call. A thread may take the turn while holding this object's
- * lock (to destroy the queue pair), never the other way round. Submissions are told outside both.
+ * lock (to destroy the queue pair), never the other way round. {@link #sent}'s lock is taken last
+ * and alone. Submissions are told outside them.
  */
 public final class VerbsConnection {
 
@@ -51,6 +77,8 @@ public final class VerbsConnection {
         public VerbsConnection connection;
         /** The work request id the device tracks this chunk by, once claimed for posting. */
         public long workRequestId;
+        /** Whether it was posted asking for a completion; written in the posting turn before the post. */
+        boolean signalled;
 
         public Chunk(VerbsSubmission submission, int opIndex, int opcode, long localAddress, int length, int lkey,
               long remoteAddress, int rkey, PeerGroup group, int slot) {
@@ -98,6 +126,22 @@ public final class VerbsConnection {
             }
             submission.chunkDone(this, status, error);
         }
+
+        /** Whether {@code other} is of the same submission and on the same connection: delivered with this one when both succeeded. */
+        public boolean sameRunAs(Chunk other) {
+            return other.submission == submission && other.connection == connection;
+        }
+
+        /**
+         * Chunks {@code from} to {@code to - 1} of {@code chunks}, all of one submission on one
+         * connection, completed successfully (called by the thread that took their completion):
+         * their credits come back at once, then the submission learns of them at once.
+         */
+        public static void succeeded(Chunk[] chunks, int from, int to) {
+            Chunk first = chunks[from];
+            first.connection.retired(to - from);
+            first.submission.chunksDone(to - from);
+        }
     }
 
     final VerbsDevice device;
@@ -106,8 +150,8 @@ public final class VerbsConnection {
     /** Serialises {@code ibv_post_send} on the queue pair and the use of {@link #request}. */
     private final PostingTurn<Chunk> posting = new PostingTurn<>(new PostingTurn.Poster<>() {
         @Override
-        public String post(Chunk c, String failure) {
-            return postInTurn(c, failure);
+        public PostingTurn.Failed<Chunk> post(List<Chunk> chunks) {
+            return postInTurn(chunks);
         }
 
         @Override
@@ -116,10 +160,24 @@ public final class VerbsConnection {
             if (!unposted.isEmpty()) {
                 notPosted(unposted, failure);
             }
+            if (failure.startsWith(DANGLING)) {
+                destroyNow(failure);    // what was posted of the chain may never report: the device stops touching it now
+            }
         }
     });
-    /** Used in {@link #posting}'s turn only. */
-    private final SendWorkRequests request = SendWorkRequests.allocate(1, 1);
+    /** The chain being posted; used in {@link #posting}'s turn only. As long as the most chunks in flight at once. */
+    private final SendWorkRequests request;
+    /** One work request in this many posted in a row asks for a completion. */
+    private final int signalEvery;
+    /** Writes of at most this many bytes go inline. */
+    private final int maxInline;
+    /** Work requests posted without a completion since the last one with; in {@link #posting}'s turn only. */
+    private int unsignalledInARow;
+    /**
+     * The chunks posted (or being posted) here whose completion was not taken yet, in the order
+     * they were posted: what a completion stands for ({@link #takeSent}). Its own lock, taken last.
+     */
+    private final ArrayDeque<Chunk> sent = new ArrayDeque<>();
     private final ArrayDeque<Chunk> pending = new ArrayDeque<>();
     private int credits;
     private int inFlight;
@@ -136,11 +194,18 @@ public final class VerbsConnection {
     private boolean destroyed;
     private boolean starved;
 
-    public VerbsConnection(VerbsDevice device, QueuePair qp, String peer, int depth) {
+    /**
+     * @param depth       work requests in flight at most (lowered to the queue pair's send queue)
+     * @param signalEvery one work request in this many posted in a row asks for a completion, at least 1
+     */
+    public VerbsConnection(VerbsDevice device, QueuePair qp, String peer, int depth, int signalEvery) {
         this.device = device;
         this.qp = qp;
         this.peer = peer;
-        this.credits = Math.min(depth, qp.maxSendRequests());
+        this.credits = Math.max(1, Math.min(depth, qp.maxSendRequests()));
+        this.signalEvery = Math.max(1, signalEvery);
+        this.maxInline = qp.maxInlineData();
+        this.request = SendWorkRequests.allocate(credits, 1);
     }
 
     /**
@@ -275,28 +340,92 @@ public final class VerbsConnection {
         }
     }
 
+    /** Starts the failure of a post that left posted work requests without a completion to come: the queue pair is destroyed. */
+    private static final String DANGLING = "ibv_post_send failed after posting part of a chain";
+
     /**
-     * Posts one claimed chunk, in {@link #posting}'s turn, unless an earlier post of the same
-     * round failed ({@code error}) or the queue pair left service meanwhile; marks it unposted (id
-     * 0) then, or accounted for (id -1) when the device's close failed it meanwhile (the transport
-     * closed between its claim and this post): it must not be failed twice.
+     * Posts claimed chunks, in {@link #posting}'s turn, as chains of work requests (one {@code
+     * ibv_post_send} each; one chain unless they outnumber the work requests of {@link #request}),
+     * unless the queue pair left service meanwhile. A chunk asks for a completion when it is the
+     * last of its submission in the chain, or {@link #signalEvery} in a row did not. The chunks go
+     * into {@link #sent} before the post: their completion may be taken while this thread is still
+     * in it. Those not posted are taken out of it and marked unposted (id 0), or accounted for (id
+     * -1) when the device's close failed them meanwhile (the transport closed between their claim
+     * and this post): they must not be failed twice. When the driver posted part of a chain and the
+     * last work request it posted asks for no completion, the failure starts with {@link #DANGLING}:
+     * nothing may ever report those, so the queue pair is destroyed ({@link #destroyNow}).
      *
-     * @return the error that stops posting, or null
+     * @return null, or the chunks not posted and why
      */
-    private String postInTurn(Chunk c, String error) {
-        String why = error != null ? error : brokenBecause;
-        if (why == null) {
-            request.setOne(c.workRequestId, c.opcode, Ibv.IBV_SEND_SIGNALED, c.localAddress, c.length, c.lkey,
-                    c.remoteAddress, c.rkey);
-            try {
-                qp.postSend(request, 1);
-                return null;
-            } catch (RuntimeException e) {
-                why = "ibv_post_send failed: " + e.getMessage();
+    private PostingTurn.Failed<Chunk> postInTurn(List<Chunk> chunks) {
+        int n = chunks.size();
+        for (int from = 0; from < n; ) {
+            int count = Math.min(n - from, request.capacity());
+            String why = brokenBecause;
+            int posted = 0;
+            if (why == null) {
+                for (int i = 0; i < count; i++) {
+                    Chunk c = chunks.get(from + i);
+                    boolean signal = i == count - 1 || chunks.get(from + i + 1).submission != c.submission
+                            || ++unsignalledInARow >= signalEvery;
+                    if (signal) {
+                        unsignalledInARow = 0;
+                    }
+                    c.signalled = signal;
+                    int flags = (signal ? Ibv.IBV_SEND_SIGNALED : 0)
+                            | (c.opcode == Ibv.IBV_WR_RDMA_WRITE && c.length <= maxInline ? Ibv.IBV_SEND_INLINE : 0);
+                    request.setSge(i, 0, c.localAddress, c.length, c.lkey);
+                    request.setRdma(i, c.workRequestId, c.opcode, flags, 1, c.remoteAddress, c.rkey);
+                }
+                synchronized (sent) {
+                    for (int i = 0; i < count; i++) {
+                        sent.addLast(chunks.get(from + i));
+                    }
+                }
+                try {
+                    qp.postSend(request, count);
+                    device.posted();
+                    from += count;
+                    continue;
+                } catch (RuntimeException e) {
+                    int refused = e instanceof IbverbsException ? request.refusedIndex() : 0;
+                    posted = refused < 0 ? count : refused;     // none named: assume all went (the queue pair is destroyed)
+                    why = "ibv_post_send failed: " + e.getMessage();
+                    if (posted > 0 && (refused < 0 || !chunks.get(from + posted - 1).signalled)) {
+                        why = DANGLING + " (" + posted + " of " + count + " work requests posted): " + why;
+                    }
+                    synchronized (sent) {
+                        for (int i = posted; i < count; i++) {
+                            sent.removeLastOccurrence(chunks.get(from + i));
+                        }
+                    }
+                }
+            }
+            List<Chunk> unposted = new ArrayList<>(chunks.subList(from + posted, n));
+            for (Chunk c : unposted) {
+                c.workRequestId = device.untrack(c.workRequestId) ? 0 : -1;
+            }
+            return new PostingTurn.Failed<>(unposted, why);
+        }
+        return null;
+    }
+
+    /**
+     * The completion of {@code c}, posted here, was taken off the completion queue (status {@code
+     * status}): moves the chunks posted here before it, of which no completion was taken, into
+     * {@code before} (oldest first; the caller takes them from the device's table and retires
+     * them as the class comment says), and forgets them and {@code c}. Called in the order the
+     * completions were taken, under the device's poll lock.
+     */
+    public void takeSent(Chunk c, List<Chunk> before) {
+        synchronized (sent) {
+            for (Chunk p; (p = sent.pollFirst()) != null; ) {
+                if (p == c) {
+                    return;
+                }
+                before.add(p);
             }
         }
-        c.workRequestId = device.untrack(c.workRequestId) ? 0 : -1;
-        return why;
     }
 
     /** Claimed chunks that were not posted ({@code why}): their credits and entries come back, the queue pair leaves service, they fail. */
@@ -339,6 +468,21 @@ public final class VerbsConnection {
         Claimed claimed;
         synchronized (this) {
             starved = false;
+            claimed = claimLocked(null);
+            destroyIfDrainedLocked();
+        }
+        post(claimed);
+    }
+
+    /** {@code n} posted chunks completed successfully: returns their credits and entries, posts more. */
+    void retired(int n) {
+        for (int i = 0; i < n; i++) {
+            device.releaseCompletion();
+        }
+        Claimed claimed;
+        synchronized (this) {
+            credits += n;
+            inFlight -= n;
             claimed = claimLocked(null);
             destroyIfDrainedLocked();
         }

@@ -50,7 +50,14 @@ import java.util.function.Supplier;
  * peer gone) still fails every op on the queue pair.
  *
  * <p>Errors: the first real error (not a flush that an earlier error caused) is reported with the
- * work-completion status text, and with "k of n ops failed" when several ops were submitted. A
+ * work-completion status text, and with "k of n ops failed" when several ops were submitted. The
+ * ops to one queue pair go as chains of work requests of which only some ask for a completion
+ * ({@link VerbsConnection}); the rest are inferred. A failing work request reports itself whether
+ * it asked or not, so the first real error is always its own, and the ops posted before it on its
+ * queue pair count as done: k is exact for the ops of one queue pair. Ops of another queue pair of
+ * the same submission, flushed when this error took it out of service, count as failed unless
+ * their own completion said done before: one that was done but never said so counts as failed
+ * (k may count it), never the reverse. A
  * chunk flushed or refused on a queue pair retired because its peer is gone (the liveness sweep's
  * proof, or another incarnation at the peer's endpoint) fails as unreachable, as one whose
  * transport retries ran out does.
@@ -93,6 +100,9 @@ public final class VerbsSubmission {
     private TransportException abortReason;
     /** The future is being completed from outside: {@link #finish} leaves it to that thread. Guarded by this. */
     private boolean stoppedFromOutside;
+    /** Chunks {@link #gather}ed for {@link #gatheredOn} and not yet posted; the submitting thread's only. */
+    private List<VerbsConnection> gatheredOn;
+    private List<List<VerbsConnection.Chunk>> gathered;
 
     /**
      * @param devices         whose completion queues a waiting thread polls (the transport's)
@@ -320,6 +330,60 @@ public final class VerbsSubmission {
             }
         }
         abort(null);
+    }
+
+    /** {@code n} chunks completed successfully. */
+    void chunksDone(int n) {
+        boolean done;
+        synchronized (this) {
+            remaining -= n;
+            done = remaining == 0 && counted;
+        }
+        if (done) {
+            finish();
+        }
+    }
+
+    /**
+     * Gathers {@code chunk}, of one op on {@code c}, to be posted with the others gathered for
+     * {@code c} ({@link #postGathered}): an action's ops to one queue pair go as one chain of work
+     * requests. For the submitting thread only, while it starts the ops.
+     */
+    public void gather(VerbsConnection c, VerbsConnection.Chunk chunk) {
+        if (gatheredOn == null) {
+            gatheredOn = new ArrayList<>(2);
+            gathered = new ArrayList<>(2);
+        }
+        int i = gatheredOn.indexOf(c);      // by identity (no equals); a few connections at most
+        if (i < 0) {
+            i = gatheredOn.size();
+            gatheredOn.add(c);
+            gathered.add(new ArrayList<>());
+        }
+        gathered.get(i).add(chunk);
+    }
+
+    /** Counts and queues, per connection, what {@link #gather} gathered, unless the submission was aborted meanwhile. */
+    public void postGathered() {
+        List<VerbsConnection> on = gatheredOn;
+        if (on == null) {
+            return;
+        }
+        List<List<VerbsConnection.Chunk>> chunks = gathered;
+        gatheredOn = null;
+        gathered = null;
+        for (int i = 0; i < on.size(); i++) {
+            VerbsConnection c = on.get(i);
+            List<VerbsConnection.Chunk> mine = chunks.get(i);
+            if (!expect(c, mine.size())) {
+                return;     // aborted: not posted, nor counted
+            }
+            if (mine.size() == 1) {
+                c.enqueue(mine.getFirst());
+            } else {
+                c.enqueue(mine);
+            }
+        }
     }
 
     void chunkDone(VerbsConnection.Chunk c, int status, String error) {

@@ -282,7 +282,7 @@ public final class HolderQueuePairs {
             QueuePairLifecycle.connect(device, qp, remote, psn);
             LOG.log(System.Logger.Level.DEBUG, "queue pair {0} on {1} connected to queue pair {2} on {3}",
                     qp.number(), device.name, remote.qpNumber(), peer);
-            VerbsConnection c = new VerbsConnection(device, qp, peer, tuning.queueDepth());
+            VerbsConnection c = new VerbsConnection(device, qp, peer, tuning.queueDepth(), tuning.signalEvery());
             created.add(c);
             return c;
         } catch (RuntimeException e) {

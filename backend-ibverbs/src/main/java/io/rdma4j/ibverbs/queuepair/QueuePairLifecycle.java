@@ -89,7 +89,21 @@ public final class QueuePairLifecycle implements AutoCloseable {
         }
     }
 
+    /**
+     * A new RC queue pair on {@code device}, with {@code tuning}'s depth, SGEs and inline data. A
+     * device that refuses that much inline data gives one without (INFO line): writes then go
+     * without {@code IBV_SEND_INLINE}.
+     */
     static QueuePair newQueuePair(VerbsDevice device, VerbsTuning tuning) {
+        if (tuning.maxInlineData() > 0) {
+            try {
+                return device.pd.createReliableConnectedQueuePair(new QueuePairInit(device.cq, device.cq, tuning.queueDepth(), 1,
+                        tuning.maxSge(), 1, tuning.maxInlineData()));
+            } catch (RuntimeException e) {
+                LOG.log(System.Logger.Level.INFO, "device {0} refused a queue pair with {1} bytes of inline data ({2}): "
+                        + "creating one without", device.name, tuning.maxInlineData(), e.getMessage());
+            }
+        }
         return device.pd.createReliableConnectedQueuePair(new QueuePairInit(device.cq, device.cq, tuning.queueDepth(), 1,
                 tuning.maxSge(), 1));
     }

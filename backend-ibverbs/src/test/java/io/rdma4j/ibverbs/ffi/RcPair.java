@@ -32,6 +32,10 @@ final class RcPair implements AutoCloseable {
         final DeviceAttributes device;
 
         Side(String deviceName, int depth, boolean withChannel) {
+            this(deviceName, depth, withChannel, 0);
+        }
+
+        Side(String deviceName, int depth, boolean withChannel, int maxInlineData) {
             context = VerbsContext.open(deviceName);
             try {
                 device = context.queryDevice();
@@ -41,7 +45,7 @@ final class RcPair implements AutoCloseable {
                 pd = context.allocateProtectionDomain();
                 channel = withChannel ? context.createCompletionChannel() : null;
                 cq = context.createCompletionQueue(depth, channel);
-                qp = pd.createReliableConnectedQueuePair(new QueuePairInit(cq, cq, depth, 4, 2, 2));
+                qp = pd.createReliableConnectedQueuePair(new QueuePairInit(cq, cq, depth, 4, 2, 2, maxInlineData));
             } catch (RuntimeException e) {
                 context.close();
                 throw e;
@@ -61,10 +65,15 @@ final class RcPair implements AutoCloseable {
 
     /** As {@link #connect(String, String, int)}, each completion queue on a completion channel if asked. */
     static RcPair connect(String deviceA, String deviceB, int depth, boolean withChannels) {
-        Side a = new Side(deviceA, depth, withChannels);
+        return connect(deviceA, deviceB, depth, withChannels, 0);
+    }
+
+    /** As {@link #connect(String, String, int, boolean)}, each queue pair asking for {@code maxInlineData} bytes inline. */
+    static RcPair connect(String deviceA, String deviceB, int depth, boolean withChannels, int maxInlineData) {
+        Side a = new Side(deviceA, depth, withChannels, maxInlineData);
         Side b;
         try {
-            b = new Side(deviceB, depth, withChannels);
+            b = new Side(deviceB, depth, withChannels, maxInlineData);
         } catch (RuntimeException e) {
             a.context.close();
             throw e;

@@ -28,24 +28,27 @@ class PostingTurnTest {
         final List<String> posted = Collections.synchronizedList(new ArrayList<>());
         final List<String> postedBy = Collections.synchronizedList(new ArrayList<>());
         final List<List<String>> failedRounds = Collections.synchronizedList(new ArrayList<>());
+        final List<List<String>> rounds = Collections.synchronizedList(new ArrayList<>());
         final AtomicInteger inside = new AtomicInteger();
         volatile boolean overlapped;
 
         @Override
-        public String post(String item, String failure) {
+        public PostingTurn.Failed<String> post(List<String> items) {
             if (inside.incrementAndGet() > 1) {
                 overlapped = true;
             }
             try {
-                if (failure != null) {
-                    return failure;
-                }
-                String own = postOne(item);
-                if (own == null) {
+                rounds.add(List.copyOf(items));
+                for (int i = 0; i < items.size(); i++) {
+                    String item = items.get(i);
+                    String own = postOne(item);
+                    if (own != null) {
+                        return new PostingTurn.Failed<>(List.copyOf(items.subList(i, items.size())), own);
+                    }
                     posted.add(item);
                     postedBy.add(Thread.currentThread().getName());
                 }
-                return own;
+                return null;
             } finally {
                 inside.decrementAndGet();
             }
@@ -147,6 +150,20 @@ class PostingTurnTest {
 
         assertEquals(List.of("one", "two", "three", "four"), recorder.posted);
         assertEquals(Collections.nCopies(4, Thread.currentThread().getName()), recorder.postedBy);
+    }
+
+    @Test
+    void itemsHandedOverWhileAnotherThreadPosts_arePostedByItAsOneRound_inTheOrderHandedOver() throws Exception {
+        HeldOnFirst recorder = new HeldOnFirst();
+        PostingTurn<String> turn = new PostingTurn<>(recorder);
+        CompletableFuture<Void> first = recorder.postFirst(turn, "poster-a");
+        runAsync("poster-b", () -> turn.post("b1", List.of("b2", "b3"))).get(30, TimeUnit.SECONDS);
+        runAsync("poster-c", () -> turn.post("c")).get(30, TimeUnit.SECONDS);
+
+        recorder.letFirstGo.countDown();
+        first.get(30, TimeUnit.SECONDS);
+
+        assertEquals(List.of(List.of("first"), List.of("b1", "b2", "b3", "c")), recorder.rounds);
     }
 
     @Test
