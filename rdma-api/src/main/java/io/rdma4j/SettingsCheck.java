@@ -43,7 +43,9 @@ final class SettingsCheck {
                     Map.entry("rdma.ibverbs.maxSge", "RDMA_IBVERBS_MAX_SGE"),
                     Map.entry("rdma.ibverbs.minStripeKiB", "RDMA_IBVERBS_MIN_STRIPE_KB"),
                     Map.entry("rdma.ibverbs.peerCheckInterval", "RDMA_IBVERBS_PEER_CHECK_INTERVAL"),
-                    Map.entry("rdma.ibverbs.peerSilenceLimit", "RDMA_IBVERBS_PEER_SILENCE_LIMIT")),
+                    Map.entry("rdma.ibverbs.peerSilenceLimit", "RDMA_IBVERBS_PEER_SILENCE_LIMIT"),
+                    Map.entry("rdma.ibverbs.signalEvery", "RDMA_IBVERBS_SIGNAL_EVERY"),
+                    Map.entry("rdma.ibverbs.maxInlineData", "RDMA_IBVERBS_MAX_INLINE_DATA")),
             "shm", Map.of(
                     "rdma.shm.disable", "RDMA_SHM_DISABLE",
                     "rdma.shm.allowAnyPtracer", "RDMA_SHM_ALLOW_ANY_PTRACER",
