@@ -19,7 +19,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * Idle is idle, with verbs: a JVM ({@link IdleManagersMain}) with two open managers running
  * ibverbs, shm and tcp, an allocated buffer (a memory region on each device, a memory file for shm)
  * and a {@code register()}ed one (the caller's memory, whose arena shm watches for a close), uses
- * under 1% of a core over 10 s once a burst of reads over each transport has ended. Its threads'
+ * under 1% of a core over 10 s once a burst of reads over each transport has ended (and the
+ * managers' first liveness rounds, which run cold code, have run). Its threads'
  * CPU time, as the JVM counts it (every platform thread, the device pollers, the managers'
  * watchdogs and the carriers of virtual threads among them; not the JIT compiler's or the
  * collector's, nor the measuring thread's own, which takes the snapshots); the answer also lists
@@ -28,9 +29,12 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * (see the module's pom).
  *
  * <p>This VM charges a millisecond or more of CPU to each timer wake-up, so the budget is about
- * the number of wake-ups: what still wakes in the window is shm's closed-arena watch (once a
- * second while a holder is attached to a {@code register()}ed segment), the local-memory sweeper
- * (backing off to every 32 s) and at most one liveness round per 30 s (docs/verbs-notes.md).
+ * the number of wake-ups. Failed before (240-267 ms): the watchdog ticked for 2 s after its last
+ * guard, shm looked for closed arenas every second while a holder stayed attached, tcp's frame
+ * watch every 3.75 s while connections stayed pooled (and the measuring code ran cold in the
+ * window). What may still wake in the window: the shm watch's last looks before it goes dormant
+ * and the local-memory sweeper (backing off to every 32 s); the next liveness round comes 30 s
+ * after the first (docs/verbs-notes.md says what one costs).
  */
 @Tag("softroce")
 class VerbsIdleManagerVmTest {
