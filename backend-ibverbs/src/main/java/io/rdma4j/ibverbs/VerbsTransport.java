@@ -444,6 +444,22 @@ public final class VerbsTransport implements Transport {
         return devices;
     }
 
+    /**
+     * Takes this side's queue pairs to the owner incarnation {@code incarnation} at {@code owner}
+     * out of service as the liveness sweep does for an owner found gone ({@link
+     * HolderQueuePairs#retireOwner}): each is destroyed once drained (for tests).
+     *
+     * @return how many queue pairs left service, or -1 when there were none to that owner
+     */
+    int retireOwner(Endpoint owner, String incarnation, String why) {
+        return holderSide.retireOwner(new HolderSweep.Owner(owner, incarnation), why);
+    }
+
+    /** Liveness rounds that ended so far, of both sweeps (for tests: the first one runs cold code). */
+    long sweepRoundsEnded() {
+        return holderSweep.roundsEnded() + ownerSweep.roundsEnded();
+    }
+
     /** Connected queue pairs this side created to other managers' devices, not broken (for tests). */
     int liveQueuePairs() {
         return holderSide.liveQueuePairs();

@@ -311,8 +311,9 @@ class VerbsCrossProcessVmTest {
      * the same token, on either of the holder's two queue-pair slots to it (small ops take turns),
      * still get that failure, from memory, without a handshake of their own (it names the failure
      * as remembered). Mutant killed: not remembering it for the owner ({@code
-     * VerbsPeers.connection} without {@code group.failedHandshake = made}): the op on the other
-     * slot shakes hands anew with the owner, now answering, and succeeds.
+     * HolderQueuePairs.connection} without {@code group.failedHandshake = made}): the op on the
+     * other slot shakes hands anew with the owner, now answering, and succeeds (seen in the VM on
+     * 2026-12-06: "Expected CompletionException to be thrown, but nothing was thrown").
      */
     @Test
     void handshakeThatFailed_isRemembered_laterOpsOnEverySlotGetItsFailureAlthoughTheOwnerAnswersAgain() throws Exception {

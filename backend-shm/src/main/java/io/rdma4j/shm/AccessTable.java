@@ -32,7 +32,8 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
  *     mapping ({@code F_SEAL_FUTURE_WRITE}), so holders map it read-only and cannot forge,
  *     revive or withdraw a buffer;</li>
  * <li>a <b>rows</b> file per holder process (by its {@code SO_PEERCRED} pid): one row per copy it
- *     has in flight (claimed, slot, generation), written by that holder, read by the owner.</li>
+ *     has in flight (claimed, slot, generation, and a count of the copies the row announced so
+ *     far), written by that holder, read by the owner.</li>
  * </ul>
  *
  * <p><b>Protocol</b> (hazard pointers across processes). A holder about to copy buffer
@@ -42,6 +43,18 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
  * sets the slot's generation to 0 (volatile), then waits until no row of a holder it granted that
  * buffer to announces it. Volatile accesses are sequentially consistent, so either the holder sees
  * 0 and does not copy, or the owner sees the row and waits for the copy to end.
+ *
+ * <p><b>Watched buffers and a dormant owner.</b> A buffer whose memory may go away without a
+ * release (the caller's memory: its arena may close first) is <em>watched</em>: its generation has
+ * {@link #WATCHED} set, and the owner looks at such buffers' arenas while holders copy
+ * ({@code ShmTransport}). Once a look finds that no holder announced a copy since the one before
+ * ({@link #entries}), the owner goes <em>dormant</em> ({@link #setDormant}): it sets the flag in
+ * the slots file first, then looks once more, and stops looking. A holder about to copy a watched
+ * buffer that finds the flag set ({@link #enter} answers {@link #DORMANT}) must wake the owner
+ * before it copies: it asks for the buffer again, and the owner, woken, looks at every watched
+ * buffer, clears the flag and looks again every second. Volatile accesses order the two sides
+ * as for release: a holder that found the owner awake announced its copy before the owner's last
+ * look.
  *
  * <p><b>Hostile holders.</b> A holder can write only its own rows, and the owner waits only for
  * holders it granted the buffer being released: announcing other buffers costs their releases
@@ -68,6 +81,12 @@ public final class AccessTable implements AutoCloseable {
 
     private static final long MAGIC = 0x7264_6d61_346a_5348L;    // "rdma4jSH"
     private static final long HEADER = 64;
+    /** Where the slots file's header keeps the dormant flag (owner-written; 1: holders must wake the owner). */
+    private static final long DORMANT_FLAG = 24;
+    /** Where a row keeps the count of copies it announced. */
+    private static final long ROW_ENTRIES = 24;
+    /** Set in the generation of a buffer whose memory may go away without a release (see the class comment). */
+    public static final long WATCHED = 1L << 62;
     private static final long ROW = 32;
     private static final long SLOTS_SIZE = HEADER + 8L * SLOTS;
     private static final long ROWS_SIZE = ROW * ROWS;
@@ -188,19 +207,30 @@ public final class AccessTable implements AutoCloseable {
     }
 
     /**
-     * Owner: gives a newly registered buffer a free slot and a generation never used before in
-     * this table, and publishes it.
+     * Owner: as {@link #assign(boolean)} for a buffer that is not watched.
      *
      * @return the slot and its generation, or empty when all {@link #SLOTS} slots are in use
      */
     public Optional<Slot> assign() {
+        return assign(false);
+    }
+
+    /**
+     * Owner: gives a newly registered buffer a free slot and a generation never used before in
+     * this table, and publishes it.
+     *
+     * @param watched whether the buffer's memory may go away without a release: holders then wake
+     *                a dormant owner before they copy it ({@link #WATCHED})
+     * @return the slot and its generation, or empty when all {@link #SLOTS} slots are in use
+     */
+    public Optional<Slot> assign(boolean watched) {
         requireOwner();
         int slot = used.nextClearBit(0);
         if (slot >= SLOTS) {
             return Optional.empty();
         }
         used.set(slot);
-        long generation = nextGeneration++;
+        long generation = nextGeneration++ | (watched ? WATCHED : 0);
         LONG.setVolatile(slots, slotOffset(slot), generation);
         return Optional.of(new Slot(slot, generation));
     }
@@ -278,6 +308,48 @@ public final class AccessTable implements AutoCloseable {
     }
 
     /**
+     * Owner: sets or clears the dormant flag: while it is set, holders wake the owner before they
+     * copy a watched buffer ({@link #enter} answers {@link #DORMANT}).
+     *
+     * @param dormant true when the owner stops looking at its watched buffers
+     */
+    public void setDormant(boolean dormant) {
+        requireOwner();
+        LONG.setVolatile(slots, DORMANT_FLAG, dormant ? 1L : 0L);
+    }
+
+    /**
+     * Whether the owner is dormant (see {@link #setDormant}).
+     *
+     * @return the flag, as the owner last set it
+     */
+    public boolean isDormant() {
+        return (long) LONG.getVolatile(slots, DORMANT_FLAG) != 0;
+    }
+
+    /**
+     * Owner: how many copies the holders granted anything announced so far, over all their rows
+     * (a holder's rows count its {@link #enter}s). Unchanged between two calls: no holder began a
+     * copy meanwhile.
+     *
+     * @return the sum, which only grows while the same holders stay
+     */
+    public long entries() {
+        requireOwner();
+        long sum = 0;
+        for (Holder h : holders.values()) {
+            try {
+                for (int row = 0; row < ROWS; row++) {
+                    sum += (long) LONG.getVolatile(h.rows, ROW * row + ROW_ENTRIES);
+                }
+            } catch (IllegalStateException closedMeanwhile) {
+                // a holder that exited, closed by a revoke on another thread: it copies nothing more
+            }
+        }
+        return sum;
+    }
+
+    /**
      * Owner, from any thread: ends new access to {@code slot} now, without waiting for copies in
      * flight and without freeing the slot: holders that enter afterwards find the buffer released.
      * For a buffer whose memory went away under the owner (its arena closed without release);
@@ -298,7 +370,9 @@ public final class AccessTable implements AutoCloseable {
      *
      * @param slot the buffer's slot and generation, as the owner sent them
      * @return the claimed row (&ge; 0); {@link #RELEASED} when the buffer was released (nothing
-     *         claimed); {@link #BUSY} when all {@link #ROWS} rows of this holder are taken
+     *         claimed); {@link #DORMANT} when the buffer is watched and the owner dormant: wake it
+     *         (ask for the buffer again), then enter again (nothing claimed); {@link #BUSY} when
+     *         all {@link #ROWS} rows of this holder are taken
      */
     public int enter(Slot slot) {
         requireHolder();
@@ -309,11 +383,16 @@ public final class AccessTable implements AutoCloseable {
             if ((long) LONG.getVolatile(rows, base) == 0 && LONG.compareAndSet(rows, base, 0L, 1L)) {
                 LONG.setVolatile(rows, base + 8, (long) slot.index());
                 LONG.setVolatile(rows, base + 16, slot.generation());
-                if (isCurrent(slot)) {
-                    return row;
+                LONG.setVolatile(rows, base + ROW_ENTRIES, (long) LONG.getVolatile(rows, base + ROW_ENTRIES) + 1);
+                if (!isCurrent(slot)) {
+                    exit(row);
+                    return RELEASED;
                 }
-                exit(row);
-                return RELEASED;
+                if (slot.watched() && isDormant()) {
+                    exit(row);
+                    return DORMANT;
+                }
+                return row;
             }
         }
         return BUSY;
@@ -346,6 +425,8 @@ public final class AccessTable implements AutoCloseable {
     public static final int RELEASED = -1;
     /** {@link #enter}'s answer when no row is free. */
     public static final int BUSY = -2;
+    /** {@link #enter}'s answer when the buffer is watched and the owner dormant: wake it first. */
+    public static final int DORMANT = -3;
 
     private static long slotOffset(int slot) {
         return HEADER + 8L * slot;
@@ -469,6 +550,16 @@ public final class AccessTable implements AutoCloseable {
      * @param generation never 0; unique among this table's assignments
      */
     public record Slot(int index, long generation) {
+
+        /**
+         * Whether the buffer's memory may go away without a release ({@link #WATCHED}).
+         *
+         * @return whether holders wake a dormant owner before they copy it
+         */
+        public boolean watched() {
+            return (generation & WATCHED) != 0;
+        }
+
         /**
          * Validates.
          *

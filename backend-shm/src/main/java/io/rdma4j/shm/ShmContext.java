@@ -23,7 +23,8 @@ import java.util.Objects;
 public record ShmContext(HostIdentity host, long pid, byte[] socket, long tableAddress, boolean memoryFile,
                          String refusal) {
 
-    private static final byte FORMAT = 3;
+    /** 4: holders wake a dormant owner before they copy a watched buffer ({@link AccessTable}); 3 did not. */
+    private static final byte FORMAT = 4;
     private static final int MAX_REFUSAL = 512;
     static final int SOCKET_BYTES = 16;
 

@@ -331,6 +331,15 @@ final class ShmHolder implements AutoCloseable {
             }
         }
         int row = peer.table().enter(grant.slot());
+        while (row == AccessTable.DORMANT) {      // a watched buffer, its owner dormant: asked, it looks at its arenas first
+            try {
+                ask(remote, deadline).closeFds();
+            } catch (TransportException e) {
+                peer.forget(id);
+                throw e;
+            }
+            row = peer.table().enter(grant.slot());
+        }
         if (row == AccessTable.RELEASED) {
             peer.forget(id);
             throw ownersWord(remote, deadline, ErrorCode.ACCESS_DENIED.toException(ShmProtocol.denied(id)));

@@ -38,10 +38,14 @@ import java.util.concurrent.Executors;
  *
  * <p><b>Arenas closed without release.</b> A caller may close the arena of a segment it registered
  * without releasing it first. TCP finds out at the next request (the owner pins the buffer);
- * here holders copy without asking, so the owner looks at such segments' arenas every
- * {@value #WATCH_MILLIS} ms and withdraws a closed one from the access table; a holder's op then
- * fails with the owner's word for it, as over TCP. What is promised: ops that start
- * {@value #WATCH_MILLIS} ms or more after the close (and a watchdog tick) are refused. What is
+ * here holders copy without asking, so while holders copy the owner looks at such segments'
+ * arenas every {@value #WATCH_MILLIS} ms and withdraws a closed one from the access table; a
+ * holder's op then fails with the owner's word for it, as over TCP. Once holders stop copying the
+ * owner stops looking (dormant, {@link #withdrawClosed}: an idle owner does not wake for it), and
+ * the next holder about to copy such a segment wakes it first, which looks at once
+ * ({@link AccessTable}). What is promised: ops that start {@value #WATCH_MILLIS} ms or more after
+ * the close (and a watchdog tick) are refused; so is the first op after the owner went dormant,
+ * whenever the close came. What is
  * not: an op in that window may still copy the segment's memory, which the owner's allocator may have
  * reused meanwhile (memory unmapped by the close fails such a copy at once). Only releasing before
  * closing avoids that window, on any transport that copies without the owner's help. Memory from
@@ -148,24 +152,30 @@ final class ShmTransport implements Transport {
      */
     @Override
     public Registered register(long bufferId, MemorySegment segment) {
-        return table.assign().map(slot -> {
-            Published p = new Published(slot, segment, fileHolding(segment));
-            published.put(bufferId, p);
-            if (!isAllocationOf(p)) {
-                watched.put(bufferId, p);
-                watch();
+        MemoryFile.Mapped file = fileHolding(segment);
+        boolean allocation = isAllocation(file);
+        java.util.Optional<AccessTable.Slot> slot = table.assign(!allocation);
+        if (slot.isEmpty()) {
+            if (allocation) {
+                claimedFiles.remove(file);
             }
-            return Registered.context(p.file() != null ? fileContext : otherContext);
-        }).orElseGet(() -> Registered.notApplicable("shm access table full (" + AccessTable.SLOTS + " buffers)"));
+            return Registered.notApplicable("shm access table full (" + AccessTable.SLOTS + " buffers)");
+        }
+        Published p = new Published(slot.get(), segment, file);
+        published.put(bufferId, p);
+        if (!allocation) {
+            watched.put(bufferId, p);       // looked at once a holder is granted it (serve)
+        }
+        return Registered.context(file != null ? fileContext : otherContext);
     }
 
     /**
-     * Whether {@code p} is the registration {@link #allocate} made its memory file for (the first
-     * one of the whole file): the manager closes that arena only after releasing it, so it needs
-     * no watching. Any other segment's arena may close while it is registered.
+     * Whether a registration of exactly memory file {@code f} (null: other memory) is the one
+     * {@link #allocate} made the file for (the first of the whole file): the manager closes that
+     * arena only after releasing it, so it needs no watching. Any other segment's arena may close
+     * while it is registered.
      */
-    private boolean isAllocationOf(Published p) {
-        MemoryFile.Mapped f = p.file();
+    private boolean isAllocation(MemoryFile.Mapped f) {
         return f != null && claimedFiles.add(f);
     }
 
@@ -177,31 +187,74 @@ final class ShmTransport implements Transport {
     }
 
     /**
-     * How often the watched registrations' arenas are looked at, in ms: the window in which a
-     * misused (closed, not released) segment may still be copied, against the owner's idle cost
-     * (every look wakes the watchdog: at one tick, 10 ms, an idle manager spent 0.55% of a core on
-     * it, half the budget of an idle manager; at 100 ms, on a virtual machine that charged 1 to 2 ms
-     * of CPU to every timer wake-up, 1.1% of a core, and at 250 ms still 0.9%: the whole budget).
+     * How often the watched registrations' arenas are looked at while holders copy, in ms: the
+     * window in which a misused (closed, not released) segment may still be copied, against the
+     * owner's cost (every look wakes the watchdog: at one tick, 10 ms, an idle manager spent 0.55%
+     * of a core on it, half the budget of an idle manager; at 100 ms, on a virtual machine that
+     * charged 1 to 2 ms of CPU to every timer wake-up, 1.1% of a core, and at 250 ms still 0.9%: the
+     * whole budget). Once holders stop copying, the owner stops looking ({@link #withdrawClosed}).
      */
     static final long WATCH_MILLIS = 1000;
     private static final long WATCH_NANOS = java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(WATCH_MILLIS);
 
     /**
-     * On the watchdog's thread: withdraws from the access table every watched registration whose
-     * arena was closed without release, so that holders' next ops are refused (asked, the owner
-     * then says why: the arena was closed, as TCP says). Re-arms while anything is watched.
+     * A look, on the watchdog's thread: withdraws from the access table every watched registration
+     * whose arena was closed without release, so that holders' next ops are refused (asked, the
+     * owner then says why: the arena was closed, as TCP says), and looks again in
+     * {@value #WATCH_MILLIS} ms while holders copy. When no holder began a copy since the last look
+     * ({@link AccessTable#entries}), the owner goes dormant instead: it sets the table's dormant flag
+     * first, then looks, and plans no next look; a holder about to copy a watched buffer then wakes
+     * it first ({@link #awaken}). So an idle owner does not wake for its watched buffers, and a
+     * copy that starts {@value #WATCH_MILLIS} ms or more after a close is still refused: either the
+     * owner was awake and looked since the close, or the holder woke it and it looked then.
      * Excludes {@link #close()}'s unmapping of the table by {@link #watchLock}.
      */
     private void withdrawClosed() {
         synchronized (watchLock) {
             watching.set(false);
-            if (!closed) {
-                withdrawClosedLocked();
+            if (closed || watched.isEmpty()) {
+                return;
+            }
+            long entries = table.entries();
+            boolean quiet = entries == lastEntries;
+            lastEntries = entries;
+            if (quiet) {
+                table.setDormant(true);     // first: a holder that still finds the owner awake announced its copy before this look
+            }
+            withdrawClosedLocked();
+            if (!quiet) {
+                watch();
             }
         }
     }
 
+    /**
+     * On the hand-over thread, before a grant: wakes a dormant owner (or starts the first look):
+     * looks at every watched registration now, clears the dormant flag, and looks again in
+     * {@value #WATCH_MILLIS} ms. Nothing when nothing is watched or the looks go on already.
+     */
+    private void awaken() {
+        synchronized (watchLock) {
+            if (closed || watched.isEmpty() || (watching.get() && !table.isDormant())) {
+                return;
+            }
+            withdrawClosedLocked();         // closes while dormant: withdrawn before a holder finds the owner awake again
+            table.setDormant(false);
+            lastEntries = table.entries();
+            watch();
+        }
+    }
+
+    /** Whether the owner stopped looking at its watched registrations until a holder wakes it (for tests). */
+    boolean isDormant() {
+        synchronized (watchLock) {
+            return !closed && table.isDormant() && !watching.get();
+        }
+    }
+
     private final Object watchLock = new Object();
+    /** The holders' copy count at the last look ({@link AccessTable#entries}); guarded by {@link #watchLock}. */
+    private long lastEntries = -1;
 
     private void withdrawClosedLocked() {
         for (var e : watched.entrySet()) {
@@ -213,9 +266,6 @@ final class ShmTransport implements Transport {
                             + "without releasing it first; same-host holders are refused from now on", e.getKey());
                 }
             }
-        }
-        if (!watched.isEmpty()) {
-            watch();
         }
     }
 
@@ -284,6 +334,7 @@ final class ShmTransport implements Transport {
         try {
             LocalBuffer buffer = context.registrations().lookup(attach.incarnation(), attach.bufferId(),
                     attach.accessKey(), 0, 1);
+            awaken();       // a holder granted, or waking the owner to copy: the watched arenas are looked at from now on
             try (LocalBuffer.Pin pin = buffer.pin()) {
                 Published p = published.get(attach.bufferId());
                 if (p == null) {

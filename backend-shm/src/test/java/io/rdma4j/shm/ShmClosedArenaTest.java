@@ -109,6 +109,59 @@ class ShmClosedArenaTest {
     }
 
     /**
+     * An owner whose holders stopped copying stops looking at its watched arenas (it goes dormant,
+     * and no longer wakes for them); a segment closed meanwhile is refused at the holder's very next
+     * op, which wakes the owner and has it look first. Mutant killed: a holder copying without
+     * waking the dormant owner ({@code AccessTable.enter} ignoring the flag): that read succeeds.
+     */
+    @Test
+    void segmentClosedWhileTheOwnerIsDormant_isRefusedAtTheNextOp() {
+        OpenedShm shm = new OpenedShm();
+        RdmaManager owner = managers.start(shm);
+        RdmaManager holder = managers.start(new ShmTransportProvider());
+        Arena arena = Arena.ofShared();
+        RdmaRemoteBuffer token = owner.register(ownersMemory(4096, arena)).join();
+        MemorySegment local = managers.arena().allocate(4096);
+        holder.read(token, local, TIMEOUT).join();                     // granted: the owner looks while holders copy
+        awaitDormant(shm.transport());
+
+        arena.close();
+        Throwable refused = failureOf(() -> holder.read(token, local, TIMEOUT).join());
+
+        RemoteAccessException e = assertInstanceOf(RemoteAccessException.class, refused);
+        assertTrue(e.getMessage().endsWith(CLOSED), e.getMessage());
+    }
+
+    /** A dormant owner, woken by a holder about to copy, serves that copy and looks again while holders copy. */
+    @Test
+    void dormantOwner_wokenByAHoldersRead_servesItAndLooksAgain() {
+        OpenedShm shm = new OpenedShm();
+        RdmaManager owner = managers.start(shm);
+        RdmaManager holder = managers.start(new ShmTransportProvider());
+        Arena arena = Arena.ofShared();
+        RdmaRemoteBuffer token = owner.register(ownersMemory(4096, arena)).join();
+        MemorySegment local = managers.arena().allocate(4096);
+        holder.read(token, local, TIMEOUT).join();
+        awaitDormant(shm.transport());
+
+        holder.read(token, Patterns.fill(local, 9), TIMEOUT).join();
+
+        assertEquals(-1, Patterns.mismatch(local, 1), "the read copied the owner's bytes");
+        assertTrue(!shm.transport().isDormant(), "the owner looks again");
+        arena.close();
+    }
+
+    /** Waits (bounded) until the owner stopped looking at its watched arenas: no copy began for a look. */
+    private static void awaitDormant(ShmTransport owner) {
+        long end = System.nanoTime() + REVOCATION_BOUND.toNanos();
+        boolean dormant;
+        while (!(dormant = owner.isDormant()) && System.nanoTime() - end < 0) {
+            Thread.onSpinWait();
+        }
+        assertTrue(dormant, "the owner went dormant within " + REVOCATION_BOUND + " of the last copy");
+    }
+
+    /**
      * Reads until one is refused: the owner notices a closed arena within a few milliseconds
      * ({@link ShmTransport}), not at the very instant, so reads just after the close may still
      * succeed. Fails when none is refused within {@link #REVOCATION_BOUND}.

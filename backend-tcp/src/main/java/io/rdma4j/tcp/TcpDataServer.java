@@ -33,12 +33,13 @@ import java.util.concurrent.atomic.AtomicLong;
  *
  * <p>Each connection is a {@link TcpSession}. The frame timeout costs a request no watchdog guard: a
  * session notes which request it is
- * serving (two ordered stores per request), and while sessions are open one watchdog guard at a
- * time, re-armed every {@value #WATCH_STEPS}th of the frame timeout (at least every watchdog tick),
- * looks at them all and closes a session that has served the same request for longer than the
- * timeout since it was first seen. A stalled request is so closed between one frame timeout after
- * its first byte and that plus two watch periods (and the watchdog's tick); with no session open,
- * no guard is armed.
+ * serving (two ordered stores per request), and while any session serves a request one watchdog
+ * guard at a time, re-armed every {@value #WATCH_STEPS}th of the frame timeout (at least every
+ * watchdog tick), looks at them all and closes a session that has served the same request for
+ * longer than the timeout since it was first seen. A stalled request is so closed between one
+ * frame timeout after its first byte and that plus two watch periods (and the watchdog's tick).
+ * A look that finds no request being served arms no next one, and the next request to begin arms
+ * it again: connections kept open between requests (pooled by their peers) cost no wake-up.
  */
 final class TcpDataServer implements AutoCloseable {
 
@@ -156,11 +157,8 @@ final class TcpDataServer implements AutoCloseable {
             remote = ch.getRemoteAddress();
             ch.setOption(StandardSocketOptions.TCP_NODELAY, true);
             ch.setOption(StandardSocketOptions.SO_KEEPALIVE, true);
-            session = new TcpSession(ch, registrations, port, frameTimeoutNanos, () -> closed);
+            session = new TcpSession(ch, registrations, port, frameTimeoutNanos, () -> closed, this::requestStarted);
             sessions.add(session);
-            if (!watching.get() && watching.compareAndSet(false, true)) {
-                armWatch();
-            }
             session.run();
         } catch (EOFException | ClosedChannelException ended) {
             // the peer went away or we are closing: nothing to report
@@ -190,14 +188,21 @@ final class TcpDataServer implements AutoCloseable {
         }
     }
 
-    /** Whether a watch guard is armed (or being armed); false once the last session ended and the watch saw it. */
+    /** Whether a watch guard is armed (or being armed); false once a look found no request being served. */
     boolean frameWatchArmed() {
         return watching.get();
     }
 
+    /** A session began a request (and says so already): arms the frame watch unless it is armed. */
+    private void requestStarted() {
+        if (!watching.get() && watching.compareAndSet(false, true)) {
+            armWatch();
+        }
+    }
+
     /**
      * The frame watch (a watchdog action): closes sessions stalled in a request, and looks again
-     * after a watch period while any session is open.
+     * after a watch period while any session serves a request.
      */
     private void watch() {
         if (arming == Thread.currentThread()) {
@@ -210,14 +215,23 @@ final class TcpDataServer implements AutoCloseable {
         if (closed) {
             return;
         }
-        if (sessions.isEmpty()) {
+        if (!serving()) {
             watching.set(false);
-            // a session opened after the look above armed a watch, or sees `watching` false and arms one
-            if (sessions.isEmpty() || !watching.compareAndSet(false, true)) {
+            // a request begun after the look above armed a watch, or sees `watching` false and arms one
+            if (!serving() || !watching.compareAndSet(false, true)) {
                 return;
             }
         }
         armWatch();
+    }
+
+    private boolean serving() {
+        for (TcpSession s : sessions) {
+            if (s.inRequest()) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /**

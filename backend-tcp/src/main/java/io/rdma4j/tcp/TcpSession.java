@@ -46,6 +46,8 @@ final class TcpSession {
     private final long frameTimeoutNanos;
     /** Whether the data endpoint is closing (then a closed connection is not worth a log line). */
     private final BooleanSupplier serverClosed;
+    /** Told once a request began (after {@link #inRequest} says so): the server's frame watch looks while requests are served. */
+    private final Runnable requestStarted;
     private final ByteBuffer in = ByteBuffer.allocateDirect(TcpProtocol.SESSION_BUFFER_BYTES).flip();
     private final ByteBuffer out = ByteBuffer.allocateDirect(TcpProtocol.SESSION_BUFFER_BYTES);
     /** {@code out}'s memory, whole, for copies from registered segments. */
@@ -64,7 +66,8 @@ final class TcpSession {
     private long seenAtNanos;
 
     TcpSession(SocketChannel ch, RegistrationLookup registrations, int port, long frameTimeoutNanos,
-               BooleanSupplier serverClosed) {
+               BooleanSupplier serverClosed, Runnable requestStarted) {
+        this.requestStarted = requestStarted;
         this.ch = ch;
         this.registrations = registrations;
         this.port = port;
@@ -79,7 +82,8 @@ final class TcpSession {
                 return; // clean end at a frame boundary
             }
             // From the first byte on, the exchange is bounded: a stalled peer cannot hold a pin.
-            REQUEST.setRelease(this, ++requests);
+            REQUEST.setVolatile(this, ++requests);        // volatile: ordered before the watch's flag, read next
+            requestStarted.run();
             exchange();
             REQUEST.setRelease(this, 0L);
         }
@@ -130,6 +134,11 @@ final class TcpSession {
             flush();
         }
         return out;
+    }
+
+    /** Whether a request is being served (its first byte came, its reply is not yet gathered). */
+    boolean inRequest() {
+        return (long) REQUEST.getVolatile(this) != 0;
     }
 
     /** The watch's look at {@code now}: closes the connection when one request has been served for too long. */

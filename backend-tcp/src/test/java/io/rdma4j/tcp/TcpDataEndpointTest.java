@@ -169,6 +169,23 @@ class TcpDataEndpointTest {
         }
     }
 
+    /** Failed before: the frame watch looked every watch period while any connection was open. */
+    @Test
+    void dataEndpoint_withAConnectionOpenBetweenRequests_armsNoWatchdogGuard() throws IOException {
+        try (TcpTesting.Instrumented quiet = TcpTesting.instrumented("rdma.tcp.idleTimeout", "200ms")) {
+            RdmaBuffer b = await(quiet.manager().allocate(8));
+            try (RawDataClient pooled = new RawDataClient(TestTokens.dataEndpoint(b.remote()))) {
+                pooled.read(b.id(), TestTokens.accessKey(b.remote()), TestTokens.incarnation(b.remote()), 0, 8);
+                assertEquals(RawDataClient.DATA, pooled.reply().type());
+
+                TcpTesting.awaitCondition("the data endpoint's frame watch ends with the last request, the connection still open",
+                        () -> quiet.transport().servedConnectionCount() == 1 && !quiet.transport().frameWatchArmed());
+                pooled.read(b.id(), TestTokens.accessKey(b.remote()), TestTokens.incarnation(b.remote()), 0, 8);
+                assertEquals(RawDataClient.DATA, pooled.reply().type(), "served again");
+            }
+        }
+    }
+
     @Test
     void dataEndpoint_withNoConnectionOpen_armsNoWatchdogGuard() throws IOException {
         try (TcpTesting.Instrumented quiet = TcpTesting.instrumented("rdma.tcp.idleTimeout", "200ms")) {

@@ -20,8 +20,12 @@ import java.util.concurrent.locks.LockSupport;
  * disarming are a set insert and remove, and wake no thread unless the new guard is due before
  * the sweeper planned to look next. One daemon platform thread, shared by a manager and all its
  * transports, sleeps until the earliest armed guard is due (at least {@value Watchdog#TICK_MILLIS} ms), fires
- * what is due, and once nothing is armed lingers a few seconds before parking until the next
- * {@link #arm}: an idle watchdog costs no CPU. The price is precision: an action runs up to one
+ * what is due, and once nothing is armed parks until the next {@link #arm}, which then wakes it:
+ * an idle watchdog costs no CPU and no wake-up. A guard disarmed before it was due costs at most
+ * the one wake-up the sweeper had planned for it (it does not wake the sweeper to say so); on a
+ * machine that charges a millisecond or more of CPU to a timer wake-up (an emulated VM) that
+ * matters: a sweeper that ticked every 10 ms for 2 s after the last guard went, as this one did,
+ * cost an idle manager twice its budget there. The price is precision: an action runs up to one
  * tick late.
  *
  * <p>Actions run on the sweeper thread and must be short and must not throw (a throw is logged).
@@ -31,17 +35,17 @@ public final class WatchdogThread implements Watchdog, AutoCloseable {
 
     private static final System.Logger LOG = System.getLogger(WatchdogThread.class.getName());
     private static final long TICK_NANOS = TimeUnit.MILLISECONDS.toNanos(Watchdog.TICK_MILLIS);
-    private static final long DEFAULT_LINGER_NANOS = TimeUnit.SECONDS.toNanos(2);
 
     private final Set<Armed> armed = ConcurrentHashMap.newKeySet();
     private final NanoClock clock;
-    private final long lingerNanos;
     private final Thread sweeper;
     private final java.util.concurrent.atomic.AtomicLong armings = new java.util.concurrent.atomic.AtomicLong();
     /** When the sweeper plans to look next, on the clock; guards due a tick before it wake it. */
     private volatile long wakeAt = AWAKE;
     private static final long AWAKE = Long.MIN_VALUE;
     private volatile boolean idle;
+    /** Times the sweeper came back from parking; written by the sweeper only. */
+    private volatile long wakeups;
     private volatile boolean closed;
 
     /**
@@ -50,7 +54,7 @@ public final class WatchdogThread implements Watchdog, AutoCloseable {
      * @param threadName the name of the daemon sweeper thread
      */
     public WatchdogThread(String threadName) {
-        this(threadName, NanoClock.SYSTEM, DEFAULT_LINGER_NANOS);
+        this(threadName, NanoClock.SYSTEM);
     }
 
     /**
@@ -61,13 +65,7 @@ public final class WatchdogThread implements Watchdog, AutoCloseable {
      *                   moves it (and the sweeper, or {@link #sweepNow()}, next looks)
      */
     public WatchdogThread(String threadName, NanoClock clock) {
-        this(threadName, clock, DEFAULT_LINGER_NANOS);
-    }
-
-    /** With how long the sweeper keeps ticking after the last guard went (tests: 0). */
-    WatchdogThread(String threadName, NanoClock clock, long lingerNanos) {
         this.clock = Objects.requireNonNull(clock, "clock");
-        this.lingerNanos = lingerNanos;
         this.sweeper = Thread.ofPlatform().name(threadName).daemon().unstarted(this::sweep);
         sweeper.start();
     }
@@ -130,6 +128,11 @@ public final class WatchdogThread implements Watchdog, AutoCloseable {
         return next;
     }
 
+    /** Times the sweeper came back from parking (tests: an idle watchdog does not tick). */
+    long wakeups() {
+        return wakeups;
+    }
+
     /** Whether the sweeper is parked with nothing armed (tests). */
     boolean isIdle() {
         return idle;
@@ -145,28 +148,25 @@ public final class WatchdogThread implements Watchdog, AutoCloseable {
     }
 
     private void sweep() {
-        long lastBusy = clock.nanoTime();
         while (!closed) {
             long seen = armings.get();
             long now = clock.nanoTime();
             long next = fireDue(now);
-            if (next >= 0 || now - lastBusy < lingerNanos) {
-                if (next >= 0) {
-                    lastBusy = now;
-                }
-                long sleep = next < 0 ? TICK_NANOS : Math.max(TICK_NANOS, next);
+            if (next >= 0) {
+                long sleep = Math.max(TICK_NANOS, next);
                 wakeAt = now + sleep;
                 if (armings.get() == seen) { // a guard armed after this sees wakeAt and wakes us if it must
                     LockSupport.parkNanos(this, sleep);
+                    wakeups++;
                 }
                 wakeAt = AWAKE;
             } else {
                 idle = true;
                 if (armed.isEmpty() && !closed) { // an arm() after this check sees idle and unparks us
                     LockSupport.park(this);
+                    wakeups++;
                 }
                 idle = false;
-                lastBusy = clock.nanoTime();
             }
         }
         armed.forEach(Armed::fire);

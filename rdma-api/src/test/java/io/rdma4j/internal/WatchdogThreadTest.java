@@ -74,7 +74,7 @@ class WatchdogThreadTest {
 
     @Test
     void arm_afterTheSweeperWentIdle_wakesItAndFires() throws InterruptedException {
-        try (WatchdogThread eager = new WatchdogThread("test-watchdog-no-linger", NanoClock.SYSTEM, 0)) {
+        try (WatchdogThread eager = new WatchdogThread("test-watchdog-idle", NanoClock.SYSTEM)) {
             CountDownLatch first = new CountDownLatch(1);
             eager.arm(0, first::countDown); // fires at once; with nothing armed the sweeper then parks for good
             assertTrue(first.await(10, TimeUnit.SECONDS));
@@ -90,6 +90,37 @@ class WatchdogThreadTest {
 
             assertTrue(ran.await(10, TimeUnit.SECONDS));
         }
+    }
+
+    /**
+     * Once nothing is armed the sweeper parks for good (until the next arm), instead of ticking on:
+     * a guard armed and disarmed costs it at most the wake-up it had planned for that guard.
+     * Counted in wake-ups, not time. Failed before: the sweeper ticked every 10 ms for 2 s after
+     * the last guard went (about 200 wake-ups).
+     */
+    @Test
+    void guardArmedThenDisarmed_sweeperParksForGoodAfterAtMostItsPlannedWakeUp() throws InterruptedException {
+        CountDownLatch first = new CountDownLatch(1);
+        watchdog.arm(0, first::countDown);
+        assertTrue(first.await(10, TimeUnit.SECONDS));
+        awaitIdle(watchdog, -1);      // the guard fired on the sweeper, which was awake then
+        long before = watchdog.wakeups();
+
+        watchdog.arm(Deadline.after(Duration.ofMillis(50)), () -> { }).disarm();
+
+        awaitIdle(watchdog, before);
+        long wakeups = watchdog.wakeups() - before;
+        assertTrue(wakeups <= 3, "the sweeper woke " + wakeups + " times for one guard armed and disarmed");
+    }
+
+    /** Waits (bounded) until the sweeper, having woken since its {@code wakeups} count was {@code since}, parks with nothing armed. */
+    private static void awaitIdle(WatchdogThread w, long since) {
+        long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        boolean idle;       // read once per turn
+        while (!(idle = w.wakeups() > since && w.isIdle()) && System.nanoTime() < end) {
+            Thread.onSpinWait();
+        }
+        assertTrue(idle, "the sweeper parks once nothing is armed");
     }
 
     @Test

@@ -120,6 +120,11 @@ public final class HolderSweep implements AutoCloseable {
     }
 
     /** Stops planning rounds; waits for nothing (probes under way end by their deadline and change nothing). Idempotent. */
+    /** Rounds whose probes all ended so far (for tests). */
+    public long roundsEnded() {
+        return rounds.roundsEnded();
+    }
+
     @Override
     public void close() {
         rounds.close();

@@ -156,6 +156,11 @@ public final class OwnerSweep implements AutoCloseable {
         return unanswered.get();
     }
 
+    /** Rounds whose probes all ended so far (for tests). */
+    public long roundsEnded() {
+        return rounds.roundsEnded();
+    }
+
     /** Stops planning rounds; waits for nothing (probes under way end by their deadline and change nothing). Idempotent. */
     @Override
     public void close() {

@@ -37,6 +37,8 @@ final class SweepRounds implements AutoCloseable {
     /** A round's probes are under way (or its next round is being planned); guarded by {@code this}. */
     private boolean sweeping;
     private boolean closed;
+    /** Rounds whose probes all ended; guarded by {@code this}. */
+    private long ended;
 
     /**
      * @param interval  time between rounds; {@link Duration#ZERO} turns the sweep off
@@ -99,10 +101,16 @@ final class SweepRounds implements AutoCloseable {
     }
 
     private synchronized void roundEnded() {
+        ended++;
         if (!closed && peersLeft.getAsBoolean()) {
             next = context.watchdog().arm(intervalNanos, this::round);
         }
         sweeping = false;
+    }
+
+    /** Rounds whose probes all ended so far (for tests). */
+    synchronized long roundsEnded() {
+        return ended;
     }
 
     /** Stops planning rounds; waits for nothing. Idempotent. */
