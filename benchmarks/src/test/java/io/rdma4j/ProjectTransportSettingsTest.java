@@ -12,7 +12,7 @@ import java.util.stream.Collectors;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 /**
- * rdma-api's list of the settings of the project's own transports (what it accepts, with a
+ * api's list of the settings of the project's own transports (what it accepts, with a
  * warning, when a transport's module is absent) matches what the transports declare. Here, where
  * every transport is on the class path.
  */

@@ -24,7 +24,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * {@code docs/settings.md}, the settings reference, says what the {@link Setting} declarations say:
- * rdma-api's {@link RdmaSettings#all()} and the settings of each of the project's transports (all on
+ * api's {@link RdmaSettings#all()} and the settings of each of the project's transports (all on
  * this module's class path). Its table has one row per declared setting, generated from the
  * declaration (key, environment variable, default, description), and its text names no
  * {@code rdma.*} key or {@code RDMA_*} variable that nothing declares. On a mismatch the failure
@@ -84,7 +84,7 @@ class SettingsReferenceTest {
                         + SettingsCheck.PROJECT_TRANSPORT_SETTINGS.keySet());
     }
 
-    /** rdma-api's settings, then each project transport's, highest priority first. */
+    /** api's settings, then each project transport's, highest priority first. */
     private static List<Setting<?>> declared() {
         List<Setting<?>> all = new ArrayList<>(RdmaSettings.all());
         ServiceLoader.load(TransportProvider.class).stream().map(ServiceLoader.Provider::get)

@@ -1,6 +1,6 @@
 package io.rdma4j.bench.shm;
 
-import io.rdma4j.shm.ffi.ProcessVmCopier;
+import io.rdma4j.transport.shm.ffi.ProcessVmCopier;
 
 import java.io.IOException;
 import java.lang.foreign.Arena;
@@ -136,7 +136,7 @@ public class CrossMemoryCopyBenchmark {
 
     private static int check(int errno) {
         if (errno != 0) {
-            throw new IllegalStateException("cross-memory attach failed: " + io.rdma4j.shm.ffi.Errno.describe(errno));
+            throw new IllegalStateException("cross-memory attach failed: " + io.rdma4j.transport.shm.ffi.Errno.describe(errno));
         }
         return errno;
     }

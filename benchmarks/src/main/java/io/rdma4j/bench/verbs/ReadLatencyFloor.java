@@ -1,19 +1,19 @@
 package io.rdma4j.bench.verbs;
 
-import io.rdma4j.ibverbs.ffi.CompletionQueue;
-import io.rdma4j.ibverbs.ffi.DeviceAttributes;
-import io.rdma4j.ibverbs.ffi.Gid;
-import io.rdma4j.ibverbs.ffi.Ibv;
-import io.rdma4j.ibverbs.ffi.MemoryRegion;
-import io.rdma4j.ibverbs.ffi.PortAttributes;
-import io.rdma4j.ibverbs.ffi.ProtectionDomain;
-import io.rdma4j.ibverbs.ffi.QueuePair;
-import io.rdma4j.ibverbs.ffi.QueuePairInit;
-import io.rdma4j.ibverbs.ffi.ReadyToReceive;
-import io.rdma4j.ibverbs.ffi.ReadyToSend;
-import io.rdma4j.ibverbs.ffi.SendWorkRequests;
-import io.rdma4j.ibverbs.ffi.VerbsContext;
-import io.rdma4j.ibverbs.ffi.WorkCompletions;
+import io.rdma4j.transport.ibverbs.ffi.CompletionQueue;
+import io.rdma4j.transport.ibverbs.ffi.DeviceAttributes;
+import io.rdma4j.transport.ibverbs.ffi.Gid;
+import io.rdma4j.transport.ibverbs.ffi.Ibv;
+import io.rdma4j.transport.ibverbs.ffi.MemoryRegion;
+import io.rdma4j.transport.ibverbs.ffi.PortAttributes;
+import io.rdma4j.transport.ibverbs.ffi.ProtectionDomain;
+import io.rdma4j.transport.ibverbs.ffi.QueuePair;
+import io.rdma4j.transport.ibverbs.ffi.QueuePairInit;
+import io.rdma4j.transport.ibverbs.ffi.ReadyToReceive;
+import io.rdma4j.transport.ibverbs.ffi.ReadyToSend;
+import io.rdma4j.transport.ibverbs.ffi.SendWorkRequests;
+import io.rdma4j.transport.ibverbs.ffi.VerbsContext;
+import io.rdma4j.transport.ibverbs.ffi.WorkCompletions;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -86,7 +86,7 @@ public final class ReadLatencyFloor {
      *
      * @return each measured read's time in nanoseconds, in order
      * @throws IllegalStateException when a read fails or does not complete within 10 s, or the data differs
-     * @throws io.rdma4j.ibverbs.ffi.IbverbsException when a device cannot be opened or set up
+     * @throws io.rdma4j.transport.ibverbs.ffi.IbverbsException when a device cannot be opened or set up
      */
     static long[] run(String localDevice, String remoteDevice, int warmup, int measured) {
         try (Side local = new Side(localDevice); Side remote = new Side(remoteDevice); Arena arena = Arena.ofConfined();

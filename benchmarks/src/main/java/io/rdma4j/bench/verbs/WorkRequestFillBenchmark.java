@@ -1,7 +1,7 @@
 package io.rdma4j.bench.verbs;
 
-import io.rdma4j.ibverbs.ffi.Ibv;
-import io.rdma4j.ibverbs.ffi.SendWorkRequests;
+import io.rdma4j.transport.ibverbs.ffi.Ibv;
+import io.rdma4j.transport.ibverbs.ffi.SendWorkRequests;
 
 import java.util.concurrent.TimeUnit;
 

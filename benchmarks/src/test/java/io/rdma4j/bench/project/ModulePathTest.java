@@ -24,7 +24,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class ModulePathTest {
 
     /** Directory names (reactor builds) and artifactIds (installed jars) of the library's jars. */
-    private static final List<String> ARTIFACTS = List.of("rdma-spi", "rdma-api", "backend-tcp", "backend-ibverbs",
+    private static final List<String> ARTIFACTS = List.of("spi", "api", "transport-tcp", "transport-ibverbs",
             "rdma4j-spi", "rdma4j-api", "rdma4j-transport-tcp", "rdma4j-transport-ibverbs", "disruptor", "caffeine");
 
     private static Path[] libraryEntries() {
@@ -46,7 +46,7 @@ class ModulePathTest {
 
         Set<String> names = cf.modules().stream().map(ResolvedModule::name).collect(Collectors.toCollection(TreeSet::new));
 
-        assertTrue(names.containsAll(Set.of("io.rdma4j", "io.rdma4j.spi", "io.rdma4j.tcp", "io.rdma4j.ibverbs",
+        assertTrue(names.containsAll(Set.of("io.rdma4j", "io.rdma4j.spi", "io.rdma4j.transport.tcp", "io.rdma4j.transport.ibverbs",
                 "com.lmax.disruptor", "com.github.benmanes.caffeine")), names.toString());
     }
 

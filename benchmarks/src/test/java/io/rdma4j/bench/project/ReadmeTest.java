@@ -27,7 +27,7 @@ class ReadmeTest {
 
     private static Path root() {
         Path p = Path.of("").toAbsolutePath();
-        while (p != null && !(Files.exists(p.resolve("README.md")) && Files.isDirectory(p.resolve("rdma-spi")))) {
+        while (p != null && !(Files.exists(p.resolve("README.md")) && Files.isDirectory(p.resolve("spi")))) {
             p = p.getParent();
         }
         if (p == null) {

@@ -1,6 +1,6 @@
 package io.rdma4j.bench.verbs;
 
-import io.rdma4j.ibverbs.ffi.IbverbsException;
+import io.rdma4j.transport.ibverbs.ffi.IbverbsException;
 import org.junit.jupiter.api.Test;
 
 import java.util.Set;

@@ -1,6 +1,0 @@
-/** RDMA verbs transport for rdma4j, over libibverbs through the FFM API. */
-module io.rdma4j.ibverbs {
-    requires io.rdma4j.spi;
-
-    provides io.rdma4j.spi.TransportProvider with io.rdma4j.ibverbs.VerbsTransportProvider;
-}

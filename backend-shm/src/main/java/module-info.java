@@ -1,6 +1,0 @@
-/** Same-host transport for rdma4j: one-sided copies between processes of one machine, through the FFM API. */
-module io.rdma4j.shm {
-    requires io.rdma4j.spi;
-
-    provides io.rdma4j.spi.TransportProvider with io.rdma4j.shm.ShmTransportProvider;
-}

@@ -1,0 +1,95 @@
+package io.rdma4j.transport.ibverbs.device;
+
+import io.rdma4j.transport.ibverbs.ffi.Ibv;
+import io.rdma4j.transport.ibverbs.posting.VerbsConnection;
+import org.junit.jupiter.api.Test;
+
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+
+/** Where a completion's work request id finds its chunk: each id once, never another chunk's. */
+class WorkRequestTableTest {
+
+    private static VerbsConnection.Chunk chunk() {
+        return new VerbsConnection.Chunk(null, 0, Ibv.IBV_WR_RDMA_READ, 0x1000, 8, 1, 0x2000, 2, null, 0);
+    }
+
+    @Test
+    void add_thenTake_returnsTheChunkOnceUnderTheIdItWasGiven() {
+        WorkRequestTable table = new WorkRequestTable(4);
+        VerbsConnection.Chunk c = chunk();
+
+        long id = table.add(c);
+
+        assertEquals(id, c.workRequestId);
+        assertSame(c, table.take(id));
+        assertNull(table.take(id));
+    }
+
+    @Test
+    void take_ofAnIdWhoseSlotWentToALaterChunk_findsNothingAndLeavesTheLaterOne() {
+        WorkRequestTable table = new WorkRequestTable(1);       // 2 slots: ids 1 and 3 share one
+        long first = table.add(chunk());
+        table.take(first);
+        table.add(chunk());
+        VerbsConnection.Chunk later = chunk();
+        long laterId = table.add(later);
+
+        assertEquals(first & 1, laterId & 1);
+        assertNull(table.take(first));
+        assertSame(later, table.take(laterId));
+    }
+
+    @Test
+    void add_skipsSlotsOfChunksStillInFlight() {
+        WorkRequestTable table = new WorkRequestTable(2);       // 4 slots
+        VerbsConnection.Chunk held = chunk();
+        long heldId = table.add(held);
+        Set<Long> ids = new HashSet<>();
+        for (int i = 0; i < 3; i++) {
+            ids.add(table.take(table.add(chunk())).workRequestId);
+        }
+
+        long next = table.add(chunk());
+
+        assertNotEquals(heldId & 3, next & 3);
+        assertEquals(3, ids.size());
+        assertSame(held, table.take(heldId));
+    }
+
+    @Test
+    void add_everySlotTaken_failsInsteadOfSpinning() {
+        WorkRequestTable table = new WorkRequestTable(1);
+        table.add(chunk());
+        table.add(chunk());
+
+        assertThrows(IllegalStateException.class, () -> table.add(chunk()));
+    }
+
+    @Test
+    void takeAll_handsOverEveryTrackedChunkOnce() {
+        WorkRequestTable table = new WorkRequestTable(8);
+        List<VerbsConnection.Chunk> added = new ArrayList<>();
+        for (int i = 0; i < 5; i++) {
+            VerbsConnection.Chunk c = chunk();
+            table.add(c);
+            added.add(c);
+        }
+        table.take(added.get(2).workRequestId);
+        List<VerbsConnection.Chunk> taken = new ArrayList<>();
+
+        table.takeAll(taken::add);
+        table.takeAll(taken::add);
+
+        assertEquals(Set.of(added.get(0), added.get(1), added.get(3), added.get(4)), new HashSet<>(taken));
+        assertEquals(4, taken.size());
+    }
+}

@@ -1,0 +1,163 @@
+package io.rdma4j.transport.shm;
+
+import io.rdma4j.transport.shm.ffi.ProcessVmCopier;
+import io.rdma4j.spi.Deadline;
+import io.rdma4j.spi.TransportException;
+import io.rdma4j.spi.TransportException.Kind;
+import io.rdma4j.spi.TransportOp;
+
+import java.lang.foreign.MemorySegment;
+import java.util.List;
+
+/**
+ * A run of small ops on one buffer of one owner, copied together: the caller has checked the
+ * grant and the ranges once and holds one row of the owner's access table for the whole run.
+ * The ops go in pieces of at most {@code chunk} bytes and {@link ProcessVmCopier#MAX_IOV} ops:
+ * on a mapped buffer one {@link MemorySegment#copy} per op, otherwise one vectored
+ * {@code process_vm_readv}/{@code writev} per piece.
+ *
+ * <p>What {@link ShmCopy} does per piece of one op is done here per piece of many: before each
+ * piece but the first, the deadline and the release; around each, the cancellation; after each
+ * (and before the first system call), the owner's pidfd, so that no write starts into a process
+ * that took a dead owner's pid and an op overlapping the owner's death fails. A run therefore
+ * costs one table entry, one key check and one pidfd poll, where one op each cost as much.
+ *
+ * <p>On failure the ops before the failing piece moved; those of the failing piece may have
+ * moved in part; the failure names the buffer and, for a deadline, how many ops had moved.
+ */
+final class ShmBatchCopy {
+
+    private ShmBatchCopy() {
+    }
+
+    /**
+     * Copies {@code ops[from, to)}, all on {@code peer}'s buffer described by {@code grant}.
+     *
+     * @param mapped the buffer mapped here, or null for system calls
+     * @param copier this thread's native scratch
+     * @throws TransportException of the kind TCP gives the same failure; {@link ShmCopy.Withdrawn}
+     *                            when the buffer was released or its memory went away
+     */
+    static void run(List<TransportOp> ops, int from, int to, ShmProtocol.Grant grant, MemorySegment mapped,
+                    ShmPeer peer, Deadline deadline, Cancellation cancel, long chunk, ProcessVmCopier copier) {
+        long bufferId = ops.get(from).remote().bufferId();
+        boolean checkedAlive = false;
+        for (int start = from, end; start < to; start = end) {
+            long bytes = 0;
+            end = start;
+            while (end < to && end - start < ProcessVmCopier.MAX_IOV && (end == start || bytes + ops.get(end).length() <= chunk)) {
+                bytes += ops.get(end++).length();
+            }
+            if (start > from) {
+                if (deadline.isExpired()) {
+                    throw new TransportException(Kind.TIMEOUT, "shm: deadline passed after " + (start - from) + " of "
+                            + (to - from) + " ops on buffer " + bufferId + " were copied");
+                }
+                if (!peer.table().isCurrent(grant.slot())) {
+                    throw new ShmCopy.Withdrawn(ShmProtocol.denied(bufferId));
+                }
+            }
+            if (mapped == null && !checkedAlive) {
+                checkAlive(peer, copier, bufferId);     // the pid still names the owner: no write into another process
+                checkedAlive = true;
+            }
+            if (!cancel.begin()) {
+                throw new TransportException(Kind.INTERNAL, "shm: op on buffer " + bufferId + " cancelled");
+            }
+            try {
+                if (mapped != null) {
+                    copyMapped(ops, start, end, mapped, bufferId);
+                } else {
+                    copyBySystemCall(ops, start, end, bytes, grant, peer, copier);
+                }
+            } finally {
+                cancel.end();
+            }
+            checkAlive(peer, copier, bufferId);         // the owner lived through the piece (and the next may start)
+        }
+    }
+
+    private static void checkAlive(ShmPeer peer, ProcessVmCopier copier, long bufferId) {
+        if (copier.hasExited(peer.pidfd())) {
+            throw new TransportException(Kind.PEER_UNREACHABLE, "shm: the owner process has exited (buffer "
+                    + bufferId + " at " + peer + ")");
+        }
+    }
+
+    private static void copyMapped(List<TransportOp> ops, int start, int end, MemorySegment mapped, long bufferId) {
+        for (int i = start; i < end; i++) {
+            TransportOp op = ops.get(i);
+            try {
+                if (op.type() == TransportOp.OpType.READ_INTO_LOCAL) {
+                    MemorySegment.copy(mapped, op.remoteOffset(), op.local(), 0, op.length());
+                } else {
+                    MemorySegment.copy(op.local(), 0, mapped, op.remoteOffset(), op.length());
+                }
+            } catch (IllegalStateException e) {
+                if (!op.local().scope().isAlive()) {
+                    throw new TransportException(Kind.LOCAL_ACCESS, "shm: the local segment's arena was closed", e);
+                }
+                // another thread of this process found the buffer released and unmapped it
+                throw new ShmCopy.Withdrawn(ShmProtocol.denied(bufferId));
+            }
+        }
+    }
+
+    /**
+     * One vectored call per direction for the piece's reads and writes (a run mixing them is cut
+     * where the direction changes); a call the kernel ends early is finished op by op, which
+     * names the failure exactly.
+     */
+    private static void copyBySystemCall(List<TransportOp> ops, int start, int end, long bytes,
+                                         ShmProtocol.Grant grant, ShmPeer peer, ProcessVmCopier copier) {
+        for (int first = start, last; first < end; first = last) {
+            boolean read = ops.get(first).type() == TransportOp.OpType.READ_INTO_LOCAL;
+            long queuedBytes = 0;
+            last = first;
+            try {
+                while (last < end && (ops.get(last).type() == TransportOp.OpType.READ_INTO_LOCAL) == read) {
+                    TransportOp op = ops.get(last++);
+                    copier.queue(op.local(), 0, grant.address() + op.remoteOffset(), op.length());
+                    queuedBytes += op.length();
+                }
+            } catch (IllegalStateException e) {
+                copier.clearQueue();
+                throw new TransportException(Kind.LOCAL_ACCESS, "shm: the local segment cannot be used: "
+                        + e.getMessage(), e);
+            }
+            long moved = read ? copier.readQueued(peer.pid()) : copier.writeQueued(peer.pid());
+            if (moved == queuedBytes) {
+                continue;
+            }
+            if (moved < 0) {
+                throw ShmCopy.failure(read, ops.get(first).remote().bufferId(), peer, (int) -moved);
+            }
+            finishOneByOne(ops, first, last, moved, read, grant, peer, copier);
+        }
+    }
+
+    /** The kernel moved {@code moved} bytes of ops {@code [first, last)}: the rest, op by op. */
+    private static void finishOneByOne(List<TransportOp> ops, int first, int last, long moved, boolean read,
+                                       ShmProtocol.Grant grant, ShmPeer peer, ProcessVmCopier copier) {
+        for (int i = first; i < last; i++) {
+            TransportOp op = ops.get(i);
+            long skip = Math.min(moved, op.length());
+            moved -= skip;
+            if (skip == op.length()) {
+                continue;
+            }
+            long remote = grant.address() + op.remoteOffset() + skip;
+            int errno;
+            try {
+                errno = read ? copier.read(peer.pid(), op.local(), skip, remote, op.length() - skip)
+                        : copier.write(peer.pid(), op.local(), skip, remote, op.length() - skip);
+            } catch (IllegalStateException e) {
+                throw new TransportException(Kind.LOCAL_ACCESS, "shm: the local segment cannot be used: "
+                        + e.getMessage(), e);
+            }
+            if (errno != 0) {
+                throw ShmCopy.failure(read, op.remote().bufferId(), peer, errno);
+            }
+        }
+    }
+}

@@ -1,0 +1,563 @@
+package io.rdma4j.transport.shm;
+
+import io.rdma4j.transport.shm.ffi.Libc;
+import io.rdma4j.transport.shm.ffi.MemoryFile;
+import io.rdma4j.transport.shm.ffi.UnixSockets;
+import io.rdma4j.spi.BufferAccessException;
+import io.rdma4j.spi.Deadline;
+import io.rdma4j.spi.Endpoint;
+import io.rdma4j.spi.ErrorCode;
+import io.rdma4j.spi.LocalBuffer;
+import io.rdma4j.spi.Registered;
+import io.rdma4j.spi.RemoteBufferRef;
+import io.rdma4j.spi.Transport;
+import io.rdma4j.spi.TransportContext;
+import io.rdma4j.spi.TransportException;
+import io.rdma4j.spi.TransportOp;
+
+import java.io.IOException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+
+/**
+ * The same-host transport opened for one manager: as an owner it publishes its registrations in
+ * an {@link AccessTable} and answers holders' ATTACH requests on its hand-over socket
+ * ({@link Handover}), handing the memory files of its {@code allocate()}d buffers only to holders
+ * that showed the key; as a holder it maps those, and copies other processes' other memory with
+ * cross-memory attach where the kernel allows it ({@link ShmHolder}).
+ *
+ * <p><b>Threading.</b> {@link #register}/{@link #release} run on the manager's registration
+ * thread; hand-over requests on the hand-over thread; {@link #submit} runs its ops
+ * on a virtual thread, {@link #submitAndWait} on the caller's.
+ *
+ * <p><b>Arenas closed without release.</b> A caller may close the arena of a segment it registered
+ * without releasing it first. TCP finds out at the next request (the owner pins the buffer);
+ * here holders copy without asking, so while holders copy the owner looks at such segments'
+ * arenas every {@value #WATCH_MILLIS} ms and withdraws a closed one from the access table; a
+ * holder's op then fails with the owner's word for it, as over TCP. Once holders stop copying the
+ * owner stops looking (dormant, {@link #withdrawClosed}: an idle owner does not wake for it), and
+ * the next holder about to copy such a segment wakes it first, which looks at once
+ * ({@link AccessTable}). What is promised: ops that start {@value #WATCH_MILLIS} ms or more after
+ * the close (and a watchdog tick) are refused; so is the first op after the owner went dormant,
+ * whenever the close came. What is
+ * not: an op in that window may still copy the segment's memory, which the owner's allocator may have
+ * reused meanwhile (memory unmapped by the close fails such a copy at once). Only releasing before
+ * closing avoids that window, on any transport that copies without the owner's help. Memory from
+ * {@code allocate()} is closed by the manager only after release, and is not watched.
+ *
+ * <p><b>Permission.</b> Nothing the kernel protects is loosened unless the user opted in with
+ * {@link ShmSettings#ALLOW_ANY_PTRACER} ({@link AnyPtracer}). Where same-user peers may not
+ * cross-memory attach to this process (Yama's {@code ptrace_scope} 1 without the opt-in, 2),
+ * tokens say so: holders then map this owner's {@code allocate()}d buffers (memory files) and
+ * reach its other registered memory through its staging copy: on request, a staging file shared
+ * with that holder and a {@link StagingServer} thread that copies between it and the buffer after
+ * checking each request as a TCP request is checked. The owner grants nothing else.
+ *
+ * <p><b>Memory files.</b> A buffer is handed over as a memory file only when it is one whole
+ * (what {@code allocate()} registers): a registration of part of one is other memory, since the
+ * file would give its holder the rest too. The descriptors stay parked (never in this process's
+ * {@code /proc/<pid>/fd}, but for the moments of creating and handing one over).
+ *
+ * <p><b>Memory.</b> Registered segments stay the manager's or the caller's. The access table
+ * (a memory file) and the pooled iovecs are this transport's, freed by {@link #close()}.
+ */
+final class ShmTransport implements Transport {
+
+    private static final System.Logger LOG = System.getLogger(ShmTransport.class.getName());
+
+    private final TransportContext context;
+    private final AccessTable table;
+    private final byte[] fileContext;          // the token context of buffers in a memory file
+    private final byte[] otherContext;         // ... of other memory
+    private final String refusal;
+    private final boolean appliedPtracer;      // this transport holds one AnyPtracer.apply()
+    private final Duration releaseWait;
+    private final ShmHolder holder;
+    private final Handover.Server handover;
+    private final ConcurrentHashMap<Long, Published> published = new ConcurrentHashMap<>();
+    private final ExecutorService workers = Executors.newThreadPerTaskExecutor(
+            Thread.ofVirtual().name("rdma-shm-op-", 0).factory());
+    private volatile boolean closed;
+
+    /** Largest batch {@link #submit} copies on the caller's thread. */
+    static final long INLINE_MAX_BYTES = 64 * 1024;
+
+    /** Memory files this transport allocated, by mapping address. */
+    private final ConcurrentHashMap<Long, MemoryFile.Mapped> files = new ConcurrentHashMap<>();
+
+    /**
+     * One registration as holders reach it.
+     *
+     * @param file the memory file that is exactly the segment, or null for other memory
+     */
+    private record Published(AccessTable.Slot slot, MemorySegment segment, MemoryFile.Mapped file) {
+    }
+
+    /** Memory files whose own registration (the one {@code allocate} made them for) came: later ones are watched. */
+    private final java.util.Set<MemoryFile.Mapped> claimedFiles = ConcurrentHashMap.newKeySet();
+    /** Registrations whose arena may close without release (caller memory, slices): id -> published. */
+    private final ConcurrentHashMap<Long, Published> watched = new ConcurrentHashMap<>();
+    /** Whether a watch of {@link #watched} is armed on the manager's watchdog. */
+    private final java.util.concurrent.atomic.AtomicBoolean watching = new java.util.concurrent.atomic.AtomicBoolean();
+
+    /**
+     * Opens the owner's table and does the permission step.
+     *
+     * @throws IOException if the access table cannot be created
+     */
+    ShmTransport(TransportContext context, HostIdentity identity, PtraceScope scope) throws IOException {
+        this.context = context;
+        this.releaseWait = context.settings().get(ShmSettings.RELEASE_WAIT);
+        this.table = AccessTable.create();
+        AnyPtracer.Plan plan = AnyPtracer.plan(scope, context.settings().get(ShmSettings.ALLOW_ANY_PTRACER));
+        String why = plan.setAnyPtracer() ? AnyPtracer.apply() : plan.refusal();
+        this.appliedPtracer = plan.setAnyPtracer() && why.isEmpty();
+        this.refusal = why;
+        if (!refusal.isEmpty()) {
+            LOG.log(System.Logger.Level.INFO, "shm: same-host peers may not attach to this process ({0}): they map "
+                    + "its allocate()d buffers and reach its other registered memory through this process's staging copy", refusal);
+        }
+        long pid = ProcessHandle.current().pid();
+        this.fileContext = new ShmContext(identity, pid, context.incarnation(), table.address(), true, refusal).toBytes();
+        this.otherContext = new ShmContext(identity, pid, context.incarnation(), table.address(), false, refusal).toBytes();
+        try {
+            this.handover = new Handover.Server(Handover.name(java.util.HexFormat.of().formatHex(context.incarnation())),
+                    this::serve);
+        } catch (IOException | RuntimeException e) {
+            table.close();
+            if (appliedPtracer) {
+                AnyPtracer.release();
+            }
+            throw e;
+        }
+        this.holder = new ShmHolder(identity, context.incarnation(), context.registrations(),
+                (long) context.settings().get(ShmSettings.CHUNK_MIB) << 20, context.settings().get(ShmSettings.COPY_THREADS),
+                context.settings().get(ShmSettings.FORCE_STAGING));
+    }
+
+    @Override
+    public String name() {
+        return ShmTransportProvider.NAME;
+    }
+
+    /**
+     * Publishes {@code segment} in the access table. Any native segment qualifies; when the table
+     * is full the answer is "not applicable" and other transports carry the buffer.
+     */
+    @Override
+    public Registered register(long bufferId, MemorySegment segment) {
+        MemoryFile.Mapped file = fileHolding(segment);
+        boolean allocation = isAllocation(file);
+        java.util.Optional<AccessTable.Slot> slot = table.assign(!allocation);
+        if (slot.isEmpty()) {
+            if (allocation) {
+                claimedFiles.remove(file);
+            }
+            return Registered.notApplicable("shm access table full (" + AccessTable.SLOTS + " buffers)");
+        }
+        Published p = new Published(slot.get(), segment, file);
+        published.put(bufferId, p);
+        if (!allocation) {
+            watched.put(bufferId, p);       // looked at once a holder is granted it (serve)
+        }
+        return Registered.context(file != null ? fileContext : otherContext);
+    }
+
+    /**
+     * Whether a registration of exactly memory file {@code f} (null: other memory) is the one
+     * {@link #allocate} made the file for (the first of the whole file): the manager closes that
+     * arena only after releasing it, so it needs no watching. Any other segment's arena may close
+     * while it is registered.
+     */
+    private boolean isAllocation(MemoryFile.Mapped f) {
+        return f != null && claimedFiles.add(f);
+    }
+
+    /** Arms the next look at the watched registrations, {@value #WATCH_MILLIS} ms from now, unless one is armed. */
+    private void watch() {
+        if (!closed && watching.compareAndSet(false, true)) {
+            context.watchdog().arm(WATCH_NANOS, this::withdrawClosed);
+        }
+    }
+
+    /**
+     * How often the watched registrations' arenas are looked at while holders copy, in ms: the
+     * window in which a misused (closed, not released) segment may still be copied, against the
+     * owner's cost (every look wakes the watchdog: at one tick, 10 ms, an idle manager spent 0.55%
+     * of a core on it, half the budget of an idle manager; at 100 ms, on a virtual machine that
+     * charged 1 to 2 ms of CPU to every timer wake-up, 1.1% of a core, and at 250 ms still 0.9%: the
+     * whole budget). Once holders stop copying, the owner stops looking ({@link #withdrawClosed}).
+     */
+    static final long WATCH_MILLIS = 1000;
+    private static final long WATCH_NANOS = java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(WATCH_MILLIS);
+
+    /**
+     * A look, on the watchdog's thread: withdraws from the access table every watched registration
+     * whose arena was closed without release, so that holders' next ops are refused (asked, the
+     * owner then says why: the arena was closed, as TCP says), and looks again in
+     * {@value #WATCH_MILLIS} ms while holders copy. When no holder began a copy since the last look
+     * ({@link AccessTable#entries}), the owner goes dormant instead: it sets the table's dormant flag
+     * first, then looks, and plans no next look; a holder about to copy a watched buffer then wakes
+     * it first ({@link #awaken}). So an idle owner does not wake for its watched buffers, and a
+     * copy that starts {@value #WATCH_MILLIS} ms or more after a close is still refused: either the
+     * owner was awake and looked since the close, or the holder woke it and it looked then.
+     * Excludes {@link #close()}'s unmapping of the table by {@link #watchLock}.
+     */
+    private void withdrawClosed() {
+        synchronized (watchLock) {
+            watching.set(false);
+            if (closed || watched.isEmpty()) {
+                return;
+            }
+            long entries = table.entries();
+            boolean quiet = entries == lastEntries;
+            lastEntries = entries;
+            if (quiet) {
+                table.setDormant(true);     // first: a holder that still finds the owner awake announced its copy before this look
+            }
+            withdrawClosedLocked();
+            if (!quiet) {
+                watch();
+            }
+        }
+    }
+
+    /**
+     * On the hand-over thread, before a grant: wakes a dormant owner (or starts the first look):
+     * looks at every watched registration now, clears the dormant flag, and looks again in
+     * {@value #WATCH_MILLIS} ms. Nothing when nothing is watched or the looks go on already.
+     */
+    private void awaken() {
+        synchronized (watchLock) {
+            if (closed || watched.isEmpty() || (watching.get() && !table.isDormant())) {
+                return;
+            }
+            withdrawClosedLocked();         // closes while dormant: withdrawn before a holder finds the owner awake again
+            table.setDormant(false);
+            lastEntries = table.entries();
+            watch();
+        }
+    }
+
+    /** Whether the owner stopped looking at its watched registrations until a holder wakes it (for tests). */
+    boolean isDormant() {
+        synchronized (watchLock) {
+            return !closed && table.isDormant() && !watching.get();
+        }
+    }
+
+    private final Object watchLock = new Object();
+    /** The holders' copy count at the last look ({@link AccessTable#entries}); guarded by {@link #watchLock}. */
+    private long lastEntries = -1;
+
+    private void withdrawClosedLocked() {
+        for (var e : watched.entrySet()) {
+            Published p = e.getValue();
+            if (!p.segment().scope().isAlive()) {
+                watched.remove(e.getKey(), p);
+                if (table.withdraw(p.slot())) {
+                    LOG.log(System.Logger.Level.DEBUG, "shm: buffer {0}: the owner closed the arena of its memory "
+                            + "without releasing it first; same-host holders are refused from now on", e.getKey());
+                }
+            }
+        }
+    }
+
+    /**
+     * The memory file this transport allocated that is exactly {@code segment}, or null: part of
+     * a file is not handed over as the file, which would give its holder the rest too.
+     */
+    private MemoryFile.Mapped fileHolding(MemorySegment segment) {
+        MemoryFile.Mapped f = files.get(segment.address());
+        return f != null && f.segment().byteSize() == segment.byteSize() ? f : null;
+    }
+
+    /**
+     * Backs {@code RdmaManager.allocate()} with a memory file, so that same-host holders map the
+     * buffer once and copy with plain memory copies instead of system calls. The mapping and the
+     * descriptor live as long as {@code arena}.
+     *
+     * @throws IOException if the memory file cannot be created (e.g. too many open files)
+     */
+    @Override
+    public MemorySegment allocate(long size, Arena arena) throws IOException {
+        MemoryFile.Mapped mapped = MemoryFile.create("rdma4j-shm-buffer", size, arena,
+                m -> {
+                    files.remove(m.segment().address(), m);
+                    claimedFiles.remove(m);
+                });
+        files.put(mapped.segment().address(), mapped);
+        return mapped.segment();
+    }
+
+    /**
+     * Ends holders' access: no copy starts after this begins, and it returns once the copies in
+     * flight ended (at most {@link ShmSettings#RELEASE_WAIT}; a longer wait, which only a stopped
+     * holder causes, is logged at WARNING).
+     */
+    @Override
+    public void release(long bufferId) {
+        Published p = published.remove(bufferId);
+        watched.remove(bufferId);
+        if (p != null) {
+            AccessTable.Revoked revoked = table.revoke(p.slot(), releaseWait);
+            if (!revoked.quiet()) {
+                LOG.log(System.Logger.Level.WARNING, "shm: same-host holder(s) {0} still announced a copy of buffer {1} "
+                        + "after {2}, and holder(s) {3}, stalled before, were not waited for; released anyway",
+                        revoked.waitedOut(), bufferId, releaseWait, revoked.ignored());
+            }
+        }
+    }
+
+    /**
+     * The owner's answer to a holder's ATTACH, on the hand-over thread, to a process of this user
+     * (the server checked): incarnation, id and key first, then the grant, with the access table's
+     * memory file and, for a memory file, the buffer's attached. A refusal carries no descriptor.
+     */
+    @SuppressWarnings("try")    // the pin is held, not used: it keeps the memory alive while the grant is built
+    private Handover.Answer serve(UnixSockets.Credentials peer, byte[] payload) {
+        if (payload.length == 1 && payload[0] == ShmProtocol.STAGE) {
+            return stage(peer);
+        }
+        ShmProtocol.Attach attach;
+        try {
+            attach = ShmProtocol.readAttach(payload);
+        } catch (IllegalArgumentException e) {
+            return new Handover.Answer(ShmProtocol.refused(ErrorCode.BAD_REQUEST.wire(), e.getMessage()));
+        }
+        try {
+            LocalBuffer buffer = context.registrations().lookup(attach.incarnation(), attach.bufferId(),
+                    attach.accessKey(), 0, 1);
+            awaken();       // a holder granted, or waking the owner to copy: the watched arenas are looked at from now on
+            try (LocalBuffer.Pin pin = buffer.pin()) {
+                Published p = published.get(attach.bufferId());
+                if (p == null) {
+                    return new Handover.Answer(ShmProtocol.refused(ErrorCode.ACCESS_DENIED.wire(),
+                            ShmProtocol.denied(attach.bufferId())));
+                }
+                MemoryFile.Mapped f = p.file();
+                if (f == null && !refusal.isEmpty()) {      // its token told the holder so; it asked anyway
+                    return new Handover.Answer(ShmProtocol.refused(ShmProtocol.NOT_PERMITTED & 0xff,
+                            "owner does not permit cross-memory attach: " + refusal));
+                }
+                io.rdma4j.transport.shm.ffi.ParkedFd rows;
+                try {
+                    rows = table.grant(peer.pid(), p.slot());
+                } catch (IOException e) {
+                    return new Handover.Answer(ShmProtocol.refused(ErrorCode.FAILED.wire(), "shm: " + e.getMessage()));
+                }
+                byte[] grant = ShmProtocol.granted(new ShmProtocol.Grant(ProcessHandle.current().pid(), p.slot(),
+                        p.segment().address(), p.segment().byteSize(), f != null));
+                return new Handover.Answer(grant, descriptors(rows, f));
+            }
+        } catch (BufferAccessException e) {
+            return new Handover.Answer(ShmProtocol.refused(ErrorCode.of(e.reason()).wire(), e.getMessage()));
+        } catch (IOException e) {       // a parked descriptor closed under us: the memory went away meanwhile
+            return new Handover.Answer(ShmProtocol.refused(ErrorCode.ACCESS_DENIED.wire(),
+                    ShmProtocol.denied(attach.bufferId())));
+        }
+    }
+
+    /** Slots of a staging file: pieces one holder's op keeps in flight. */
+    static final int STAGING_SLOTS = 4;
+    /** Bytes of one staging slot: the largest piece of a staged copy. */
+    static final long STAGING_SLOT_BYTES = 1 << 20;
+    /** Most staging channels this owner serves at once, all holders together (each is a thread and a file). */
+    static final int MAX_STAGING_CHANNELS = 64;
+
+    /**
+     * The owner's answer to a STAGE request, on the hand-over thread, to a process of this user:
+     * a new staging file ({@value #STAGING_SLOTS} slots of {@value #STAGING_SLOT_BYTES} bytes,
+     * sealed against resizing), handed over, and a {@link StagingServer} thread that takes the
+     * connection over once the answer went out. No key is checked here: every request on the
+     * channel carries its own, checked as a TCP request's is.
+     */
+    private Handover.Answer stage(UnixSockets.Credentials peer) {
+        synchronized (stagingServers) {
+            if (closed) {
+                return new Handover.Answer(ShmProtocol.refused(ErrorCode.FAILED.wire(), "shm: the owner is closing"));
+            }
+            if (stagingServers.size() >= MAX_STAGING_CHANNELS) {
+                return new Handover.Answer(ShmProtocol.refused(ErrorCode.FAILED.wire(), "shm: the owner already serves "
+                        + MAX_STAGING_CHANNELS + " staging channels"));
+            }
+        }
+        Arena arena = Arena.ofShared();
+        int fd;
+        MemoryFile.Mapped file;
+        try {
+            file = MemoryFile.create("rdma4j-shm-staging", STAGING_SLOTS * STAGING_SLOT_BYTES, arena, m -> { });
+            fd = file.parked().take();
+        } catch (IOException | RuntimeException e) {
+            arena.close();
+            return new Handover.Answer(ShmProtocol.refused(ErrorCode.FAILED.wire(), "shm: cannot create a staging file: "
+                    + e.getMessage()));
+        }
+        byte[] reply = ShmProtocol.staged(new ShmProtocol.Staged(STAGING_SLOTS, STAGING_SLOT_BYTES));
+        return new Handover.Answer(reply, new int[] {fd}, new Handover.Continuation() {
+            @Override
+            public void take(int connection) {
+                StagingServer[] self = new StagingServer[1];
+                StagingServer server = new StagingServer(connection, arena, file.segment(), STAGING_SLOTS,
+                        STAGING_SLOT_BYTES, context.registrations(), peer.pid(), () -> {
+                            synchronized (stagingServers) {
+                                stagingServers.remove(self[0]);
+                            }
+                        });
+                self[0] = server;
+                synchronized (stagingServers) {
+                    if (!closed) {
+                        stagingServers.add(server);
+                        server.start();
+                        return;
+                    }
+                }
+                server.discard();
+            }
+
+            @Override
+            public void abandon() {
+                arena.close();
+            }
+        });
+    }
+
+    /** The staging channels this owner serves. */
+    private final java.util.Set<StagingServer> stagingServers = new java.util.HashSet<>();
+
+    /**
+     * New descriptors for the slots file, the holder's rows file and, when given, the buffer's
+     * memory file; the caller closes them.
+     */
+    private int[] descriptors(io.rdma4j.transport.shm.ffi.ParkedFd rows, MemoryFile.Mapped file) throws IOException {
+        int[] fds = new int[file == null ? 2 : 3];
+        int taken = 0;
+        try {
+            fds[0] = table.parked().take();
+            taken = 1;
+            fds[1] = rows.take();
+            taken = 2;
+            if (file != null) {
+                fds[2] = file.parked().take();
+            }
+            return fds;
+        } catch (IOException | RuntimeException e) {
+            for (int i = 0; i < taken; i++) {
+                Libc.close(fds[i]);
+            }
+            throw e;
+        }
+    }
+
+    /**
+     * Decides once per token how ops reach its buffer.
+     *
+     * @throws TransportException {@link TransportException.Kind#PEER_UNREACHABLE} when this process
+     *                            cannot attach to the owner (other host or user, refused by the
+     *                            owner or the kernel): the reason is logged once per owner at INFO
+     */
+    @Override
+    public Object decodeContext(RemoteBufferRef remote) {
+        return holder.decode(remote);
+    }
+
+    /**
+     * Runs the ops on a virtual thread; small ones ({@link #INLINE_MAX_BYTES} in all, each on a
+     * buffer already attached) run right here instead: such a copy takes less time than handing
+     * it to another thread, and returning a completed future is still returning quickly.
+     */
+    @Override
+    public CompletableFuture<Void> submit(List<TransportOp> ops, Deadline deadline) {
+        if (!closed && holder.canRunInline(ops, INLINE_MAX_BYTES)) {
+            try {
+                holder.runAll(ops, deadline, Cancellation.NONE);
+                return CompletableFuture.completedFuture(null);
+            } catch (RuntimeException e) {
+                return CompletableFuture.failedFuture(e);
+            }
+        }
+        Cancellation cancellation = new Cancellation();
+        CompletableFuture<Void> future = new CompletableFuture<>() {
+            @Override
+            public boolean cancel(boolean mayInterruptIfRunning) {
+                cancellation.cancel();          // returns once the piece in flight ended
+                return super.cancel(mayInterruptIfRunning);
+            }
+        };
+        if (closed) {
+            future.completeExceptionally(new TransportException(TransportException.Kind.INTERNAL, "shm transport closed"));
+            return future;
+        }
+        (staged(ops) ? stagingWorkers : workers).execute(() -> {
+            try {
+                holder.runAll(ops, deadline, cancellation);
+                future.complete(null);
+            } catch (Throwable t) {
+                future.completeExceptionally(t);
+            }
+        });
+        return future;
+    }
+
+    /** Whether any op goes through a staging channel, whose thread blocks in a native receive for the owner's answer. */
+    private static boolean staged(List<TransportOp> ops) {
+        for (int i = 0, n = ops.size(); i < n; i++) {
+            if (ops.get(i).remoteContext() instanceof ShmRemote.Staged) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /**
+     * Threads for submitted ops that go through a staging channel: platform threads, since a
+     * virtual one blocked in a native {@code recv} would hold one of the few carrier threads
+     * until the owner answers. Idle ones end after a minute.
+     */
+    private final ExecutorService stagingWorkers = Executors.newCachedThreadPool(
+            Thread.ofPlatform().daemon().name("rdma-shm-staged-op-", 0).factory());
+
+    @Override
+    public void submitAndWait(List<TransportOp> ops, Deadline deadline) {
+        if (closed) {
+            throw new TransportException(TransportException.Kind.INTERNAL, "shm transport closed");
+        }
+        holder.runAll(ops, deadline, Cancellation.NONE);
+    }
+
+    /**
+     * Stops the op threads, unmaps peers' tables, closes this owner's table and, when this
+     * transport applied {@link ShmSettings#ALLOW_ANY_PTRACER}, ends that (the last one undoes the
+     * prctl). Idempotent.
+     */
+    @Override
+    public synchronized void close() {
+        if (closed) {
+            return;
+        }
+        synchronized (stagingServers) {
+            closed = true;
+        }
+        handover.close();
+        workers.close();        // waits for ops in flight: they are bounded by their deadlines
+        stagingWorkers.close();
+        holder.close();
+        List<StagingServer> servers;
+        synchronized (stagingServers) {
+            servers = List.copyOf(stagingServers);
+        }
+        servers.forEach(StagingServer::close);      // holders' channels end (they see the end of the stream)
+        synchronized (watchLock) {      // a look at the watched arenas in progress ends first
+            table.close();
+        }
+        if (appliedPtracer) {
+            AnyPtracer.release();
+        }
+    }
+}
