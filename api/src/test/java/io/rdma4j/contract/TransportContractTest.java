@@ -9,19 +9,16 @@ import io.rdma4j.RdmaSubmitException;
 import io.rdma4j.RdmaTimeoutException;
 import io.rdma4j.RemoteAccessException;
 import io.rdma4j.StaleTokenException;
-import io.rdma4j.spi.Availability;
 import io.rdma4j.spi.Deadline;
 import io.rdma4j.spi.LocalMemory;
 import io.rdma4j.spi.RemoteBufferRef;
 import io.rdma4j.spi.RunOnJoin;
-import io.rdma4j.spi.Setting;
-import io.rdma4j.spi.Settings;
 import io.rdma4j.spi.Transport;
-import io.rdma4j.spi.TransportContext;
 import io.rdma4j.spi.TransportOp;
 import io.rdma4j.spi.TransportProvider;
 import io.rdma4j.testing.DataPattern;
 import io.rdma4j.testing.ForgedTokens;
+import io.rdma4j.testing.KeepsOpened;
 import io.rdma4j.testing.Managers;
 import io.rdma4j.testing.StubProvider;
 import io.rdma4j.testing.TokenRefs;
@@ -466,9 +463,9 @@ public abstract class TransportContractTest {
     @Test
     void runOnJoin_fromManyThreadsAtOnce_movesTheBytes_andOnceDone_touchesTheLocalMemoryNoMore() throws Exception {
         RdmaManager owner = manager();
-        Opening holderSide = new Opening(provider());
+        KeepsOpened<Transport> holderSide = new KeepsOpened<>(provider(), Transport.class);
         managers.track(builder(List.of(holderSide)).build());
-        Transport transport = holderSide.opened.join();
+        Transport transport = holderSide.opened().join();
         RdmaBuffer buffer = owner.allocate(64 * 1024).join();
         DataPattern.fill(buffer.segment(), 29);
         MemorySegment local = segment(buffer.byteSize());
@@ -507,43 +504,6 @@ public abstract class TransportContractTest {
             if (prepared != null) {
                 prepared.close();
             }
-        }
-    }
-
-    /** A provider that hands out the transport it opened (the holder side of {@link #runOnJoin_fromManyThreadsAtOnce_movesTheBytes_andOnceDone_touchesTheLocalMemoryNoMore}). */
-    private static final class Opening implements TransportProvider {
-        private final TransportProvider real;
-        final CompletableFuture<Transport> opened = new CompletableFuture<>();
-
-        Opening(TransportProvider real) {
-            this.real = real;
-        }
-
-        @Override
-        public String name() {
-            return real.name();
-        }
-
-        @Override
-        public int priority() {
-            return real.priority();
-        }
-
-        @Override
-        public List<Setting<?>> settings() {
-            return real.settings();
-        }
-
-        @Override
-        public Availability availability(Settings settings) {
-            return real.availability(settings);
-        }
-
-        @Override
-        public Transport open(TransportContext context) throws Exception {
-            Transport t = real.open(context);
-            opened.complete(t);
-            return t;
         }
     }
 
