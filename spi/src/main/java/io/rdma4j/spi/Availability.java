@@ -59,6 +59,19 @@ public final class Availability {
         return reason;
     }
 
+    /**
+     * Returns quietly when available, otherwise throws: what {@link TransportProvider#open} does
+     * when asked to open a provider that cannot run here.
+     *
+     * @param transport the transport's name, for the message, e.g. {@code "shm"}
+     * @throws IllegalStateException {@code "<transport> is unavailable: <reason>"} when not available
+     */
+    public void requireAvailable(String transport) {
+        if (!available) {
+            throw new IllegalStateException(transport + " is unavailable: " + reason);
+        }
+    }
+
     @Override
     public String toString() {
         return available ? "available" : "unavailable: " + reason;

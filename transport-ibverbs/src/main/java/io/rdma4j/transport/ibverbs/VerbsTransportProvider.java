@@ -98,10 +98,7 @@ public final class VerbsTransportProvider implements TransportProvider {
      */
     @Override
     public Transport open(TransportContext context) {
-        Availability availability = availability(Objects.requireNonNull(context, "context").settings());
-        if (!availability.isAvailable()) {
-            throw new IllegalStateException("ibverbs is unavailable: " + availability.reason());
-        }
+        availability(Objects.requireNonNull(context, "context").settings()).requireAvailable(NAME);
         return VerbsTransport.open(context);
     }
 }

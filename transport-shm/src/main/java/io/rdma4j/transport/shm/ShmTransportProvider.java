@@ -100,10 +100,7 @@ public final class ShmTransportProvider implements TransportProvider {
      */
     @Override
     public Transport open(TransportContext context) throws IOException {
-        Availability a = availability(Objects.requireNonNull(context, "context").settings());
-        if (!a.isAvailable()) {
-            throw new IllegalStateException("shm is unavailable: " + a.reason());
-        }
+        availability(Objects.requireNonNull(context, "context").settings()).requireAvailable(NAME);
         return new ShmTransport(context, HostIdentity.current(), PtraceScope.read(ptraceScopeFile));
     }
 }
