@@ -136,7 +136,7 @@ public class CrossMemoryCopyBenchmark {
 
     private static int check(int errno) {
         if (errno != 0) {
-            throw new IllegalStateException("cross-memory attach failed: " + io.rdma4j.transport.shm.ffi.Errno.describe(errno));
+            throw new IllegalStateException("cross-memory attach failed: " + io.rdma4j.unix.Errno.describe(errno));
         }
         return errno;
     }

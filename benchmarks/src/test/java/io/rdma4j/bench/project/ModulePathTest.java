@@ -4,6 +4,7 @@ import org.junit.jupiter.api.Test;
 
 import java.io.File;
 import java.lang.module.Configuration;
+import java.lang.module.ModuleDescriptor;
 import java.lang.module.ModuleFinder;
 import java.lang.module.ResolvedModule;
 import java.nio.file.Path;
@@ -24,15 +25,18 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class ModulePathTest {
 
     /** Directory names (reactor builds) and artifactIds (installed jars) of the library's jars. */
-    private static final List<String> ARTIFACTS = List.of("spi", "api", "transport-tcp", "transport-ibverbs",
-            "rdma4j-spi", "rdma4j-api", "rdma4j-transport-tcp", "rdma4j-transport-ibverbs", "disruptor", "caffeine");
+    private static final List<String> ARTIFACTS = List.of("spi", "unix", "api", "transport-tcp",
+            "transport-ibverbs", "rdma4j-spi", "rdma4j-unix", "rdma4j-api", "rdma4j-transport-tcp", "rdma4j-transport-ibverbs",
+            "disruptor", "caffeine");
 
     private static Path[] libraryEntries() {
         List<Path> paths = new ArrayList<>();
         for (String entry : System.getProperty("java.class.path").split(File.pathSeparator)) {
             String normalized = entry.replace('\\', '/');
             boolean test = normalized.contains("test-classes") || normalized.endsWith("-tests.jar");
-            if (!test && ARTIFACTS.stream().anyMatch(a -> normalized.contains("/" + a + "/") || normalized.contains("/" + a + "-"))) {
+            // a reactor module's ".../<dir>/target/classes", or an installed "<artifactId>-<version>.jar"
+            if (!test && ARTIFACTS.stream().anyMatch(a -> normalized.endsWith("/" + a + "/target/classes")
+                    || Path.of(entry).getFileName().toString().startsWith(a + "-"))) {
                 paths.add(Path.of(entry));
             }
         }
@@ -76,5 +80,16 @@ class ModulePathTest {
 
         assertTrue(exported.stream().noneMatch(p -> p.contains(".internal") || p.endsWith(".ffi")), exported.toString());
         assertTrue(exported.containsAll(Set.of("io.rdma4j", "io.rdma4j.spi")), exported.toString());
+    }
+
+    @Test
+    void sharedNativeHelpers_areExportedToTheTransportsAlone() {
+        Configuration cf = ModuleLayer.boot().configuration()
+                .resolveAndBind(ModuleFinder.of(libraryEntries()), ModuleFinder.of(), Set.of("io.rdma4j"));
+
+        ModuleDescriptor unix = cf.findModule("io.rdma4j.unix").orElseThrow().reference().descriptor();
+
+        assertEquals(Set.of(Set.of("io.rdma4j.transport.shm", "io.rdma4j.transport.ibverbs")),
+                unix.exports().stream().map(ModuleDescriptor.Exports::targets).collect(Collectors.toSet()));
     }
 }

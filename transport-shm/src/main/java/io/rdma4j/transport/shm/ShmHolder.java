@@ -1,6 +1,6 @@
 package io.rdma4j.transport.shm;
 
-import io.rdma4j.transport.shm.ffi.Errno;
+import io.rdma4j.unix.Errno;
 import io.rdma4j.transport.shm.ffi.Libc;
 import io.rdma4j.transport.shm.ffi.ProcessVmCopier;
 import io.rdma4j.transport.shm.ffi.UnixSockets;

@@ -1,5 +1,6 @@
 package io.rdma4j.transport.ibverbs.ffi;
 
+import io.rdma4j.unix.Downcalls;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.invoke.MethodHandle;
@@ -17,7 +18,7 @@ final class Calls {
      */
     static void check(String function, int result, MemorySegment captureState) {
         if (result != 0) {
-            int errno = result > 0 ? result : IbvFunctions.errno(captureState);
+            int errno = result > 0 ? result : Downcalls.errno(captureState);
             throw IbverbsException.failed(function, errno == 0 ? -result : errno, "");
         }
     }
@@ -25,20 +26,9 @@ final class Calls {
     /** Throws when a pointer-returning verb returned NULL. */
     static MemorySegment checkPointer(String function, MemorySegment result, MemorySegment captureState, long size) {
         if (result.address() == 0) {
-            throw IbverbsException.failed(function, IbvFunctions.errno(captureState), "");
+            throw IbverbsException.failed(function, Downcalls.errno(captureState), "");
         }
         return result.reinterpret(size);
-    }
-
-    /** Wraps what {@code invokeExact} may throw: downcalls declare Throwable but only throw unchecked. */
-    static RuntimeException rethrow(Throwable t) {
-        if (t instanceof RuntimeException r) {
-            return r;
-        }
-        if (t instanceof Error e) {
-            throw e;
-        }
-        return new IllegalStateException(t);
     }
 
     /**
@@ -53,11 +43,11 @@ final class Calls {
             return false;
         }
         try (Arena arena = Arena.ofConfined()) {
-            MemorySegment state = arena.allocate(IbvFunctions.CAPTURE_STATE);
+            MemorySegment state = arena.allocate(Downcalls.CAPTURE_STATE);
             check(function, (int) destroy.invokeExact(state, handle), state);
         } catch (Throwable t) {
             closed.set(false);
-            throw rethrow(t);
+            throw Downcalls.rethrow(t);
         }
         return true;
     }

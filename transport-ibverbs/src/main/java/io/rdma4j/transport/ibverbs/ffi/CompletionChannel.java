@@ -1,5 +1,6 @@
 package io.rdma4j.transport.ibverbs.ffi;
 
+import io.rdma4j.unix.Downcalls;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.Optional;
@@ -34,12 +35,12 @@ public final class CompletionChannel implements AutoCloseable {
 
     static CompletionChannel create(VerbsContext context) {
         try (Arena arena = Arena.ofConfined()) {
-            MemorySegment state = arena.allocate(IbvFunctions.CAPTURE_STATE);
+            MemorySegment state = arena.allocate(Downcalls.CAPTURE_STATE);
             MemorySegment ch = (MemorySegment) IbvFunctions.CREATE_COMP_CHANNEL.invokeExact(state, context.pointer());
             return new CompletionChannel(context, Calls.checkPointer("ibv_create_comp_channel", ch, state,
                     IBV_COMP_CHANNEL.byteSize()));
         } catch (Throwable t) {
-            throw Calls.rethrow(t);
+            throw Downcalls.rethrow(t);
         }
     }
 
@@ -86,7 +87,7 @@ public final class CompletionChannel implements AutoCloseable {
     private Optional<CompletionQueue> await(int timeoutMillis, Wakeup wakeup) {
         Calls.checkOpen(closed.get(), "completion channel");
         try (Arena arena = Arena.ofConfined()) {
-            MemorySegment state = arena.allocate(IbvFunctions.CAPTURE_STATE);
+            MemorySegment state = arena.allocate(Downcalls.CAPTURE_STATE);
             long count = wakeup == null ? 1 : 2;
             MemorySegment pollfd = arena.allocate(8 * count, 4);    // struct pollfd { int fd; short events; short revents; }
             pollfd.set(JAVA_INT, 0, fd);
@@ -97,11 +98,11 @@ public final class CompletionChannel implements AutoCloseable {
                 pollfd.set(JAVA_SHORT, 12, POLLIN);
             }
             int ready = (int) IbvFunctions.POLL.invokeExact(state, pollfd, count, timeoutMillis);
-            if (ready == 0 || (ready < 0 && IbvFunctions.errno(state) == 4)) {     // timeout, EINTR
+            if (ready == 0 || (ready < 0 && Downcalls.errno(state) == 4)) {     // timeout, EINTR
                 return Optional.empty();
             }
             if (ready < 0) {
-                throw IbverbsException.failed("poll", IbvFunctions.errno(state), "waiting on the completion channel");
+                throw IbverbsException.failed("poll", Downcalls.errno(state), "waiting on the completion channel");
             }
             if (wakeup != null && pollfd.get(JAVA_SHORT, 14) != 0) {
                 wakeup.drain();
@@ -116,7 +117,7 @@ public final class CompletionChannel implements AutoCloseable {
             IbvFunctions.ACK_CQ_EVENTS.invokeExact(fired, 1);
             return context.completionQueueAt(fired.address());
         } catch (Throwable t) {
-            throw Calls.rethrow(t);
+            throw Downcalls.rethrow(t);
         }
     }
 

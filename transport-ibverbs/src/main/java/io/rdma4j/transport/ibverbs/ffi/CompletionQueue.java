@@ -1,5 +1,6 @@
 package io.rdma4j.transport.ibverbs.ffi;
 
+import io.rdma4j.unix.Downcalls;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -35,14 +36,14 @@ public final class CompletionQueue implements AutoCloseable {
             channel.checkOpen();
         }
         try (Arena arena = Arena.ofConfined()) {
-            MemorySegment state = arena.allocate(IbvFunctions.CAPTURE_STATE);
+            MemorySegment state = arena.allocate(Downcalls.CAPTURE_STATE);
             // a local, not a conditional expression: invokeExact would type that argument as Object
             MemorySegment channelPointer = channel == null ? MemorySegment.NULL : channel.pointer();
             MemorySegment cq = (MemorySegment) IbvFunctions.CREATE_CQ.invokeExact(state, context.pointer(), minimumEntries,
                     MemorySegment.NULL, channelPointer, 0);
             return new CompletionQueue(context, Calls.checkPointer("ibv_create_cq", cq, state, IBV_CQ.byteSize()));
         } catch (Throwable t) {
-            throw Calls.rethrow(t);
+            throw Downcalls.rethrow(t);
         }
     }
 
@@ -62,7 +63,7 @@ public final class CompletionQueue implements AutoCloseable {
         try {
             n = (int) IbvFunctions.POLL_CQ.invokeExact(pollFunction, cq, completions.capacity(), completions.segment());
         } catch (Throwable t) {
-            throw Calls.rethrow(t);
+            throw Downcalls.rethrow(t);
         }
         if (n < 0) {
             throw new IbverbsException("ibv_poll_cq", 0, "ibv_poll_cq failed: returned " + n);
@@ -84,7 +85,7 @@ public final class CompletionQueue implements AutoCloseable {
         try {
             result = (int) IbvFunctions.REQ_NOTIFY_CQ.invokeExact(notifyFunction, cq, solicitedOnly ? 1 : 0);
         } catch (Throwable t) {
-            throw Calls.rethrow(t);
+            throw Downcalls.rethrow(t);
         }
         if (result != 0) {
             throw IbverbsException.failed("ibv_req_notify_cq", result, "");

@@ -1,5 +1,8 @@
 package io.rdma4j.transport.ibverbs.ffi;
 
+import io.rdma4j.unix.Errno;
+import io.rdma4j.unix.ResourceLimits;
+
 /**
  * A verbs call failed. The message names the C function and, when the call reported one, the
  * errno value and its text, e.g. {@code "ibv_create_qp failed: errno 22 (Invalid argument)"}.
@@ -21,7 +24,7 @@ public final class IbverbsException extends RuntimeException {
 
     /** {@code "<function> failed: errno N (text)"}, plus {@code detail} when not empty. */
     static IbverbsException failed(String function, int errno, String detail) {
-        String message = function + " failed: errno " + errno + " (" + Libc.strerror(errno) + ")";
+        String message = function + " failed: " + Errno.describe(errno);
         return new IbverbsException(function, errno, detail.isEmpty() ? message : message + "; " + detail);
     }
 
@@ -31,11 +34,11 @@ public final class IbverbsException extends RuntimeException {
      */
     static IbverbsException registrationFailed(long length, int errno) {
         String what = "registering " + length + " bytes";
-        if (errno != Libc.ENOMEM) {
+        if (errno != Errno.ENOMEM) {
             return failed("ibv_reg_mr", errno, what);
         }
         return failed("ibv_reg_mr", errno, what + "; the likely cause is the locked-memory limit: ulimit -l is "
-                + Libc.lockedMemoryLimit() + " (KiB) for this process; raise it (ulimit -l, systemd LimitMEMLOCK, "
+                + ResourceLimits.lockedMemory() + " (KiB) for this process; raise it (ulimit -l, systemd LimitMEMLOCK, "
                 + "docker --ulimit memlock) or grant CAP_IPC_LOCK");
     }
 

@@ -1,14 +1,12 @@
 package io.rdma4j.transport.ibverbs.ffi;
 
+import io.rdma4j.unix.Errno;
+import io.rdma4j.unix.Downcalls;
 import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
-import java.lang.foreign.Linker;
-import java.lang.foreign.MemoryLayout;
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.StructLayout;
 import java.lang.foreign.SymbolLookup;
 import java.lang.invoke.MethodHandle;
-import java.lang.invoke.VarHandle;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
@@ -111,10 +109,10 @@ public final class LibIbverbs {
     private static Probe listDevices(DeviceListFunctions f) throws Throwable {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment count = arena.allocate(JAVA_INT);
-            MemorySegment callState = arena.allocate(DeviceListFunctions.CAPTURE_STATE);
+            MemorySegment callState = arena.allocate(Downcalls.CAPTURE_STATE);
             MemorySegment list = (MemorySegment) f.getDeviceList().invokeExact(callState, count);
             if (list.address() == 0) {
-                int errno = (int) DeviceListFunctions.ERRNO.get(callState, 0L);
+                int errno = Downcalls.errno(callState);
                 return new Probe.Unavailable(NO_DEVICE_PREFIX + "ibv_get_device_list failed: errno " + errno
                         + describeErrno(errno) + ")");
             }
@@ -140,7 +138,7 @@ public final class LibIbverbs {
 
     /** {@code " (Function not implemented)"}: libc's text for the errno. */
     private static String describeErrno(int errno) {
-        return " (" + Libc.strerror(errno) + ")";
+        return " (" + Errno.text(errno) + ")";
     }
 
     /**
@@ -153,24 +151,13 @@ public final class LibIbverbs {
     private record DeviceListFunctions(MethodHandle getDeviceList, MethodHandle freeDeviceList,
                                        MethodHandle getDeviceName) {
 
-        static final StructLayout CAPTURE_STATE = Linker.Option.captureStateLayout();
-        static final VarHandle ERRNO = CAPTURE_STATE.varHandle(MemoryLayout.PathElement.groupElement("errno"));
-
         static DeviceListFunctions bind(SymbolLookup library) {
-            Linker linker = Linker.nativeLinker();
             return new DeviceListFunctions(
                     // returns NULL and sets errno (e.g. ENOSYS without kernel RDMA support)
-                    linker.downcallHandle(find(library, "ibv_get_device_list"),
-                            FunctionDescriptor.of(ADDRESS, ADDRESS), Linker.Option.captureCallState("errno")),
-                    linker.downcallHandle(find(library, "ibv_free_device_list"),
-                            FunctionDescriptor.ofVoid(ADDRESS)),
-                    linker.downcallHandle(find(library, "ibv_get_device_name"),
-                            FunctionDescriptor.of(ADDRESS, ADDRESS)));
-        }
-
-        private static MemorySegment find(SymbolLookup library, String symbol) {
-            return library.find(symbol).orElseThrow(
-                    () -> new UnsatisfiedLinkError(LIBRARY_NAME + " has no symbol " + symbol));
+                    Downcalls.bind(library, LIBRARY_NAME, "ibv_get_device_list",
+                            FunctionDescriptor.of(ADDRESS, ADDRESS), Downcalls.CAPTURE_ERRNO),
+                    Downcalls.bind(library, LIBRARY_NAME, "ibv_free_device_list", FunctionDescriptor.ofVoid(ADDRESS)),
+                    Downcalls.bind(library, LIBRARY_NAME, "ibv_get_device_name", FunctionDescriptor.of(ADDRESS, ADDRESS)));
         }
     }
 

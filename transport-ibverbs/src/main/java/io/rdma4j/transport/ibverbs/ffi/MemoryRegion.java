@@ -1,5 +1,6 @@
 package io.rdma4j.transport.ibverbs.ffi;
 
+import io.rdma4j.unix.Downcalls;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -32,15 +33,15 @@ public final class MemoryRegion implements AutoCloseable {
 
     static MemoryRegion register(ProtectionDomain pd, MemorySegment segment, int accessFlags) {
         try (Arena arena = Arena.ofConfined()) {
-            MemorySegment state = arena.allocate(IbvFunctions.CAPTURE_STATE);
+            MemorySegment state = arena.allocate(Downcalls.CAPTURE_STATE);
             MemorySegment mr = (MemorySegment) IbvFunctions.REG_MR.invokeExact(state, pd.pointer(), segment,
                     segment.byteSize(), accessFlags);
             if (mr.address() == 0) {
-                throw IbverbsException.registrationFailed(segment.byteSize(), IbvFunctions.errno(state));
+                throw IbverbsException.registrationFailed(segment.byteSize(), Downcalls.errno(state));
             }
             return new MemoryRegion(pd, mr.reinterpret(IBV_MR.byteSize()), segment);
         } catch (Throwable t) {
-            throw Calls.rethrow(t);
+            throw Downcalls.rethrow(t);
         }
     }
 

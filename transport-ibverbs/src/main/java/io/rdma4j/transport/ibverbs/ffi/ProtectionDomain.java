@@ -1,5 +1,6 @@
 package io.rdma4j.transport.ibverbs.ffi;
 
+import io.rdma4j.unix.Downcalls;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.Objects;
@@ -24,11 +25,11 @@ public final class ProtectionDomain implements AutoCloseable {
 
     static ProtectionDomain allocate(VerbsContext context) {
         try (Arena arena = Arena.ofConfined()) {
-            MemorySegment state = arena.allocate(IbvFunctions.CAPTURE_STATE);
+            MemorySegment state = arena.allocate(Downcalls.CAPTURE_STATE);
             MemorySegment pd = (MemorySegment) IbvFunctions.ALLOC_PD.invokeExact(state, context.pointer());
             return new ProtectionDomain(context, Calls.checkPointer("ibv_alloc_pd", pd, state, IbvLayouts.IBV_PD.byteSize()));
         } catch (Throwable t) {
-            throw Calls.rethrow(t);
+            throw Downcalls.rethrow(t);
         }
     }
 
@@ -109,12 +110,12 @@ public final class ProtectionDomain implements AutoCloseable {
         try {
             children.closeAll();
             try (Arena arena = Arena.ofConfined()) {
-                MemorySegment state = arena.allocate(IbvFunctions.CAPTURE_STATE);
+                MemorySegment state = arena.allocate(Downcalls.CAPTURE_STATE);
                 Calls.check("ibv_dealloc_pd", (int) IbvFunctions.DEALLOC_PD.invokeExact(state, pd), state);
             }
         } catch (Throwable t) {
             closed.set(false);
-            throw Calls.rethrow(t);
+            throw Downcalls.rethrow(t);
         }
         context.removed(this);
     }

@@ -1,5 +1,6 @@
 package io.rdma4j.transport.ibverbs.ffi;
 
+import io.rdma4j.unix.Downcalls;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -46,7 +47,7 @@ public final class QueuePair implements AutoCloseable {
         init.sendQueue().checkOpen();
         init.receiveQueue().checkOpen();
         try (Arena arena = Arena.ofConfined()) {
-            MemorySegment state = arena.allocate(IbvFunctions.CAPTURE_STATE);
+            MemorySegment state = arena.allocate(Downcalls.CAPTURE_STATE);
             MemorySegment a = arena.allocate(IBV_QP_INIT_ATTR);
             a.set(ADDRESS, offset(IBV_QP_INIT_ATTR, "send_cq"), init.sendQueue().pointer());
             a.set(ADDRESS, offset(IBV_QP_INIT_ATTR, "recv_cq"), init.receiveQueue().pointer());
@@ -64,7 +65,7 @@ public final class QueuePair implements AutoCloseable {
                     a.get(JAVA_INT, offset(IBV_QP_INIT_ATTR, "cap", "max_recv_wr")),
                     a.get(JAVA_INT, offset(IBV_QP_INIT_ATTR, "cap", "max_inline_data")));
         } catch (Throwable t) {
-            throw Calls.rethrow(t);
+            throw Downcalls.rethrow(t);
         }
     }
 
@@ -192,13 +193,13 @@ public final class QueuePair implements AutoCloseable {
     public QueuePairState state() {
         Calls.checkOpen(closed.get(), "queue pair " + number);
         try (Arena arena = Arena.ofConfined()) {
-            MemorySegment state = arena.allocate(IbvFunctions.CAPTURE_STATE);
+            MemorySegment state = arena.allocate(Downcalls.CAPTURE_STATE);
             MemorySegment a = arena.allocate(IBV_QP_ATTR);
             MemorySegment init = arena.allocate(IBV_QP_INIT_ATTR);
             Calls.check("ibv_query_qp", (int) IbvFunctions.QUERY_QP.invokeExact(state, qp, a, Ibv.IBV_QP_STATE, init), state);
             return QueuePairState.of(a.get(JAVA_INT, offset(IBV_QP_ATTR, "qp_state")));
         } catch (Throwable t) {
-            throw Calls.rethrow(t);
+            throw Downcalls.rethrow(t);
         }
     }
 
@@ -224,7 +225,7 @@ public final class QueuePair implements AutoCloseable {
         try {
             result = (int) IbvFunctions.POST_SEND.invokeExact(postSendFunction, qp, requests.segment(), requests.badRequest());
         } catch (Throwable t) {
-            throw Calls.rethrow(t);
+            throw Downcalls.rethrow(t);
         } finally {
             requests.relink(count);
         }
@@ -254,7 +255,7 @@ public final class QueuePair implements AutoCloseable {
         try {
             result = (int) IbvFunctions.POST_RECV.invokeExact(postRecvFunction, qp, requests.segment(), requests.badRequest());
         } catch (Throwable t) {
-            throw Calls.rethrow(t);
+            throw Downcalls.rethrow(t);
         } finally {
             requests.relink(count);
         }
@@ -275,16 +276,16 @@ public final class QueuePair implements AutoCloseable {
     private void modify(AttributeWriter writer, int mask, String target) {
         Calls.checkOpen(closed.get(), "queue pair " + number);
         try (Arena arena = Arena.ofConfined()) {
-            MemorySegment state = arena.allocate(IbvFunctions.CAPTURE_STATE);
+            MemorySegment state = arena.allocate(Downcalls.CAPTURE_STATE);
             MemorySegment a = arena.allocate(IBV_QP_ATTR);
             writer.write(a);
             int result = (int) IbvFunctions.MODIFY_QP.invokeExact(state, qp, a, mask);
             if (result != 0) {
-                int errno = result > 0 ? result : IbvFunctions.errno(state);
+                int errno = result > 0 ? result : Downcalls.errno(state);
                 throw IbverbsException.failed("ibv_modify_qp", errno, "queue pair " + number + " to " + target);
             }
         } catch (Throwable t) {
-            throw Calls.rethrow(t);
+            throw Downcalls.rethrow(t);
         }
     }
 

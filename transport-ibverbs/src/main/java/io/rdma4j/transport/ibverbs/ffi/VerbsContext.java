@@ -1,5 +1,6 @@
 package io.rdma4j.transport.ibverbs.ffi;
 
+import io.rdma4j.unix.Downcalls;
 import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -110,7 +111,7 @@ public final class VerbsContext implements AutoCloseable {
                 String name = name(d);
                 if (name.equals(deviceName)) {
                     try (Arena arena = Arena.ofConfined()) {
-                        MemorySegment state = arena.allocate(IbvFunctions.CAPTURE_STATE);
+                        MemorySegment state = arena.allocate(Downcalls.CAPTURE_STATE);
                         MemorySegment ctx = (MemorySegment) IbvFunctions.OPEN_DEVICE.invokeExact(state, d);
                         return new VerbsContext(name, Calls.checkPointer("ibv_open_device", ctx, state, IBV_CONTEXT.byteSize()));
                     }
@@ -128,11 +129,11 @@ public final class VerbsContext implements AutoCloseable {
     private static <T> T withDeviceList(DeviceListUser<T> user) {
         IbvFunctions.requireLibrary("ibv_get_device_list");
         try (Arena arena = Arena.ofConfined()) {
-            MemorySegment state = arena.allocate(IbvFunctions.CAPTURE_STATE);
+            MemorySegment state = arena.allocate(Downcalls.CAPTURE_STATE);
             MemorySegment count = arena.allocate(JAVA_INT);
             MemorySegment list = (MemorySegment) IbvFunctions.GET_DEVICE_LIST.invokeExact(state, count);
             if (list.address() == 0) {
-                throw IbverbsException.failed("ibv_get_device_list", IbvFunctions.errno(state), "");
+                throw IbverbsException.failed("ibv_get_device_list", Downcalls.errno(state), "");
             }
             try {   // freed exactly once, whatever the user does
                 int n = count.get(JAVA_INT, 0);
@@ -146,7 +147,7 @@ public final class VerbsContext implements AutoCloseable {
                 IbvFunctions.FREE_DEVICE_LIST.invokeExact(list);
             }
         } catch (Throwable t) {
-            throw Calls.rethrow(t);
+            throw Downcalls.rethrow(t);
         }
     }
 
@@ -174,7 +175,7 @@ public final class VerbsContext implements AutoCloseable {
     public DeviceAttributes queryDevice() {
         Calls.checkOpen(closed.get(), "context " + deviceName);
         try (Arena arena = Arena.ofConfined()) {
-            MemorySegment state = arena.allocate(IbvFunctions.CAPTURE_STATE);
+            MemorySegment state = arena.allocate(Downcalls.CAPTURE_STATE);
             MemorySegment a = arena.allocate(IBV_DEVICE_ATTR);
             Calls.check("ibv_query_device", (int) IbvFunctions.QUERY_DEVICE.invokeExact(state, context, a), state);
             return new DeviceAttributes(a.asSlice(0, 64).getString(0), a.get(JAVA_LONG, offset(IBV_DEVICE_ATTR, "node_guid")),
@@ -185,7 +186,7 @@ public final class VerbsContext implements AutoCloseable {
                     i32(a, IBV_DEVICE_ATTR, "max_pd"), i32(a, IBV_DEVICE_ATTR, "max_qp_rd_atom"),
                     i32(a, IBV_DEVICE_ATTR, "max_qp_init_rd_atom"), u8(a, IBV_DEVICE_ATTR, "phys_port_cnt"));
         } catch (Throwable t) {
-            throw Calls.rethrow(t);
+            throw Downcalls.rethrow(t);
         }
     }
 
@@ -200,7 +201,7 @@ public final class VerbsContext implements AutoCloseable {
     public PortAttributes queryPort(int portNumber) {
         Calls.checkOpen(closed.get(), "context " + deviceName);
         try (Arena arena = Arena.ofConfined()) {
-            MemorySegment state = arena.allocate(IbvFunctions.CAPTURE_STATE);
+            MemorySegment state = arena.allocate(Downcalls.CAPTURE_STATE);
             MemorySegment a = arena.allocate(IBV_PORT_ATTR);     // zeroed, as the header's inline wrapper does
             Calls.check("ibv_query_port", (int) IbvFunctions.QUERY_PORT.invokeExact(state, context, (byte) portNumber, a), state);
             return new PortAttributes(i32(a, IBV_PORT_ATTR, "state"), i32(a, IBV_PORT_ATTR, "max_mtu"),
@@ -209,7 +210,7 @@ public final class VerbsContext implements AutoCloseable {
                     Short.toUnsignedInt(a.get(JAVA_SHORT, offset(IBV_PORT_ATTR, "lid"))), u8(a, IBV_PORT_ATTR, "active_width"),
                     u8(a, IBV_PORT_ATTR, "active_speed"), u8(a, IBV_PORT_ATTR, "phys_state"), u8(a, IBV_PORT_ATTR, "link_layer"));
         } catch (Throwable t) {
-            throw Calls.rethrow(t);
+            throw Downcalls.rethrow(t);
         }
     }
 
@@ -225,13 +226,13 @@ public final class VerbsContext implements AutoCloseable {
     public Gid queryGid(int portNumber, int index) {
         Calls.checkOpen(closed.get(), "context " + deviceName);
         try (Arena arena = Arena.ofConfined()) {
-            MemorySegment state = arena.allocate(IbvFunctions.CAPTURE_STATE);
+            MemorySegment state = arena.allocate(Downcalls.CAPTURE_STATE);
             MemorySegment gid = arena.allocate(IbvLayouts.IBV_GID);
             Calls.check("ibv_query_gid", (int) IbvFunctions.QUERY_GID.invokeExact(state, context, (byte) portNumber, index, gid),
                     state);
             return Gid.of(gid.toArray(JAVA_BYTE));
         } catch (Throwable t) {
-            throw Calls.rethrow(t);
+            throw Downcalls.rethrow(t);
         }
     }
 
@@ -382,10 +383,10 @@ public final class VerbsContext implements AutoCloseable {
             throw failure;
         }
         try (Arena arena = Arena.ofConfined()) {
-            MemorySegment state = arena.allocate(IbvFunctions.CAPTURE_STATE);
+            MemorySegment state = arena.allocate(Downcalls.CAPTURE_STATE);
             Calls.check("ibv_close_device", (int) IbvFunctions.CLOSE_DEVICE.invokeExact(state, context), state);
         } catch (Throwable t) {
-            throw Calls.rethrow(t);
+            throw Downcalls.rethrow(t);
         }
     }
 

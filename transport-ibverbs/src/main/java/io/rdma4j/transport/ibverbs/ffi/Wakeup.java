@@ -1,5 +1,6 @@
 package io.rdma4j.transport.ibverbs.ffi;
 
+import io.rdma4j.unix.Downcalls;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -32,14 +33,14 @@ public final class Wakeup implements AutoCloseable {
     public static Wakeup create() {
         IbvFunctions.requireLibrary("eventfd");
         try (Arena arena = Arena.ofConfined()) {
-            MemorySegment state = arena.allocate(IbvFunctions.CAPTURE_STATE);
+            MemorySegment state = arena.allocate(Downcalls.CAPTURE_STATE);
             int fd = (int) IbvFunctions.EVENTFD.invokeExact(state, 0, EFD_NONBLOCK | EFD_CLOEXEC);
             if (fd < 0) {
-                throw IbverbsException.failed("eventfd", IbvFunctions.errno(state), "creating a wakeup for a completion poller");
+                throw IbverbsException.failed("eventfd", Downcalls.errno(state), "creating a wakeup for a completion poller");
             }
             return new Wakeup(fd);
         } catch (Throwable t) {
-            throw Calls.rethrow(t);
+            throw Downcalls.rethrow(t);
         }
     }
 
@@ -51,22 +52,22 @@ public final class Wakeup implements AutoCloseable {
     public void signal() {
         Calls.checkOpen(closed.get(), "wakeup");
         try (Arena arena = Arena.ofConfined()) {
-            MemorySegment state = arena.allocate(IbvFunctions.CAPTURE_STATE);
+            MemorySegment state = arena.allocate(Downcalls.CAPTURE_STATE);
             MemorySegment one = arena.allocate(JAVA_LONG);
             one.set(JAVA_LONG, 0, 1);
             long unusedWritten = (long) IbvFunctions.WRITE.invokeExact(state, fd, one, 8L);   // only fails when the count would overflow
         } catch (Throwable t) {
-            throw Calls.rethrow(t);
+            throw Downcalls.rethrow(t);
         }
     }
 
     /** Takes back the signals given so far (the waiter saw them). */
     void drain() {
         try (Arena arena = Arena.ofConfined()) {
-            MemorySegment state = arena.allocate(IbvFunctions.CAPTURE_STATE);
+            MemorySegment state = arena.allocate(Downcalls.CAPTURE_STATE);
             long unusedRead = (long) IbvFunctions.READ.invokeExact(state, fd, arena.allocate(JAVA_LONG), 8L);  // EAGAIN: none
         } catch (Throwable t) {
-            throw Calls.rethrow(t);
+            throw Downcalls.rethrow(t);
         }
     }
 
@@ -83,9 +84,9 @@ public final class Wakeup implements AutoCloseable {
     public void close() {
         if (closed.compareAndSet(false, true)) {
             try (Arena arena = Arena.ofConfined()) {
-                int unusedResult = (int) IbvFunctions.CLOSE.invokeExact(arena.allocate(IbvFunctions.CAPTURE_STATE), fd);
+                int unusedResult = (int) IbvFunctions.CLOSE.invokeExact(arena.allocate(Downcalls.CAPTURE_STATE), fd);
             } catch (Throwable t) {
-                throw Calls.rethrow(t);
+                throw Downcalls.rethrow(t);
             }
         }
     }

@@ -1,5 +1,6 @@
 package io.rdma4j.transport.ibverbs.ffi;
 
+import io.rdma4j.unix.Downcalls;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.Objects;
@@ -147,7 +148,7 @@ public final class WorkCompletions implements AutoCloseable {
                 MemorySegment s = (MemorySegment) IbvFunctions.WC_STATUS_STR.invokeExact(status);
                 text = s.address() == 0 ? "unknown" : s.reinterpret(256).getString(0);
             } catch (Throwable t) {
-                throw Calls.rethrow(t);
+                throw Downcalls.rethrow(t);
             }
             STATUS_TEXT[status] = text;     // racy but idempotent: every thread computes the same text
         }

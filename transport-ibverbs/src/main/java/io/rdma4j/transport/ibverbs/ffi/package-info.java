@@ -19,6 +19,24 @@
  *       poll(WorkCompletions), requestNotification(..)
  * </pre>
  *
+ * <p>The classes, by role:
+ * <ul>
+ *   <li>Owning classes, one per native object: {@code VerbsContext} (a device), {@code ProtectionDomain},
+ *       {@code MemoryRegion}, {@code QueuePair}, {@code CompletionQueue}, {@code CompletionChannel};
+ *       {@code Resources} tracks a parent's open children so its close frees them; {@code Wakeup} (an
+ *       {@code eventfd}) wakes a thread parked on a completion channel.</li>
+ *   <li>Values read from or written to the library: {@code DeviceAttributes}, {@code PortAttributes},
+ *       {@code Gid}, {@code QueuePairState}, {@code QueuePairInit}, {@code ReadyToReceive},
+ *       {@code ReadyToSend}.</li>
+ *   <li>Preallocated native arrays of the data path: {@code WorkRequestArray} (the shared part of)
+ *       {@code SendWorkRequests} and {@code ReceiveWorkRequests}; {@code WorkCompletions}.</li>
+ *   <li>The binding itself: {@code LibIbverbs} (lazy load and the device probe), {@code IbvFunctions}
+ *       (downcall handles), {@code IbvLayouts} (struct layouts), {@code Ibv} (constants), {@code Calls}
+ *       (checking a verb's result, destroying once), {@code IbverbsException} (a failed verb).
+ *       Binding a symbol, {@code errno} capture and {@code errno} texts come from the shared module
+ *       {@code io.rdma4j.unix} ({@link io.rdma4j.unix.Downcalls}, {@link io.rdma4j.unix.Errno}).</li>
+ * </ul>
+ *
  * <p><b>Inline verbs.</b> {@code ibv_post_send}, {@code ibv_post_recv}, {@code ibv_poll_cq} and
  * {@code ibv_req_notify_cq} have no symbol: the header implements them inline as calls through
  * {@code context->ops}. {@link io.rdma4j.transport.ibverbs.ffi.VerbsContext} reads those four pointers once
@@ -40,7 +58,7 @@
  * read later. The device probe ({@link io.rdma4j.transport.ibverbs.ffi.LibIbverbs#probe()}) never throws.
  *
  * <p>Loading is lazy: nothing native happens until the probe or a device is first used.
- * Running it needs native access: {@code --enable-native-access=io.rdma4j.transport.ibverbs} on the module
- * path, {@code --enable-native-access=ALL-UNNAMED} on the class path.
+ * Running it needs native access: {@code --enable-native-access=io.rdma4j.transport.ibverbs,io.rdma4j.unix}
+ * on the module path, {@code --enable-native-access=ALL-UNNAMED} on the class path.
  */
 package io.rdma4j.transport.ibverbs.ffi;

@@ -24,7 +24,7 @@ class IbverbsExceptionTest {
     void registrationFailed_enomem_givesTheCurrentLockedMemoryLimit() throws IOException, InterruptedException {
         String ulimit = shell("ulimit -l");
 
-        IbverbsException e = IbverbsException.registrationFailed(1L << 30, Libc.ENOMEM);
+        IbverbsException e = IbverbsException.registrationFailed(1L << 30, io.rdma4j.unix.Errno.ENOMEM);
 
         assertTrue(e.getMessage().startsWith("ibv_reg_mr failed: errno 12 (Cannot allocate memory); registering 1073741824 bytes;"),
                 e.getMessage());

@@ -1,15 +1,14 @@
 package io.rdma4j.transport.shm.ffi;
 
+import io.rdma4j.unix.Downcalls;
+import io.rdma4j.unix.Errno;
+
 import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.Linker;
-import java.lang.foreign.MemoryLayout;
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.StructLayout;
 import java.lang.invoke.MethodHandle;
-import java.lang.invoke.VarHandle;
-import java.util.Objects;
 
 import static java.lang.foreign.ValueLayout.ADDRESS;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
@@ -48,9 +47,6 @@ public final class Libc {
     static final int PR_SET_PTRACER = 0x59616d61;
     /** {@code PR_SET_PTRACER_ANY}: {@code ((unsigned long)-1)}. */
     static final long PR_SET_PTRACER_ANY = -1L;
-
-    static final StructLayout CAPTURE_STATE = Linker.Option.captureStateLayout();
-    static final VarHandle ERRNO = CAPTURE_STATE.varHandle(MemoryLayout.PathElement.groupElement("errno"));
 
     private Libc() {
     }
@@ -118,9 +114,9 @@ public final class Libc {
 
     private static int setPtracer(long ptracer) {
         try (Arena arena = Arena.ofConfined()) {
-            MemorySegment state = arena.allocate(CAPTURE_STATE);
+            MemorySegment state = arena.allocate(Downcalls.CAPTURE_STATE);
             int rc = (int) Prctl.HANDLE.invokeExact(state, PR_SET_PTRACER, ptracer, 0L, 0L, 0L);
-            return rc == 0 ? 0 : (int) ERRNO.get(state, 0L);
+            return rc == 0 ? 0 : Downcalls.errno(state);
         } catch (Throwable t) {
             throw new IllegalStateException("prctl(PR_SET_PTRACER) could not be called: " + t, t);
         }
@@ -128,9 +124,9 @@ public final class Libc {
 
     /** {@code int prctl(int option, ...)}: the four trailing {@code unsigned long}s are variadic. */
     private static final class Prctl {
-        static final MethodHandle HANDLE = downcall("prctl",
+        static final MethodHandle HANDLE = Downcalls.libc("prctl",
                 FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_LONG),
-                Linker.Option.firstVariadicArg(1), Linker.Option.captureCallState("errno"));
+                Linker.Option.firstVariadicArg(1), Downcalls.CAPTURE_ERRNO);
     }
 
     /** {@code MFD_CLOEXEC} of {@code <sys/mman.h>}: the descriptor is not inherited by child processes. */
@@ -176,10 +172,10 @@ public final class Libc {
      */
     public static void sealFutureWrites(int fd) throws IOException {
         try (Arena arena = Arena.ofConfined()) {
-            MemorySegment state = arena.allocate(CAPTURE_STATE);
+            MemorySegment state = arena.allocate(Downcalls.CAPTURE_STATE);
             if ((int) MemFd.FCNTL.invokeExact(state, fd, F_ADD_SEALS, SEAL_FUTURE_WRITE | SEAL_SEAL) != 0) {
                 throw new IOException("fcntl(F_ADD_SEALS, F_SEAL_FUTURE_WRITE) failed: "
-                        + Errno.describe((int) ERRNO.get(state, 0L)));
+                        + Errno.describe(Downcalls.errno(state)));
             }
         } catch (IOException e) {
             throw e;
@@ -191,19 +187,19 @@ public final class Libc {
     /** {@link #memfdCreate(String, long)} with the given seals ({@code SEAL_SIZE} without {@code F_SEAL_SEAL} leaves room for more). */
     static int memfdCreate(String name, long size, long seals) throws IOException {
         try (Arena arena = Arena.ofConfined()) {
-            MemorySegment state = arena.allocate(CAPTURE_STATE);
+            MemorySegment state = arena.allocate(Downcalls.CAPTURE_STATE);
             int fd = (int) MemFd.CREATE.invokeExact(state, arena.allocateFrom(name), MFD_CLOEXEC | MFD_ALLOW_SEALING);
             if (fd < 0) {
                 throw new IOException("memfd_create(" + name + ") failed: "
-                        + Errno.describe((int) ERRNO.get(state, 0L)));
+                        + Errno.describe(Downcalls.errno(state)));
             }
             if ((int) MemFd.FTRUNCATE.invokeExact(state, fd, size) != 0) {
-                int errno = (int) ERRNO.get(state, 0L);
+                int errno = Downcalls.errno(state);
                 close(fd);
                 throw new IOException("ftruncate(memfd " + name + ", " + size + ") failed: " + Errno.describe(errno));
             }
             if ((int) MemFd.FCNTL.invokeExact(state, fd, F_ADD_SEALS, seals) != 0) {
-                int errno = (int) ERRNO.get(state, 0L);
+                int errno = Downcalls.errno(state);
                 close(fd);
                 throw new IOException("fcntl(memfd " + name + ", F_ADD_SEALS) failed: " + Errno.describe(errno));
             }
@@ -224,8 +220,8 @@ public final class Libc {
      */
     public static int close(int fd) {
         try (Arena arena = Arena.ofConfined()) {
-            MemorySegment state = arena.allocate(CAPTURE_STATE);
-            return (int) MemFd.CLOSE.invokeExact(state, fd) == 0 ? 0 : (int) ERRNO.get(state, 0L);
+            MemorySegment state = arena.allocate(Downcalls.CAPTURE_STATE);
+            return (int) MemFd.CLOSE.invokeExact(state, fd) == 0 ? 0 : Downcalls.errno(state);
         } catch (Throwable t) {
             throw new IllegalStateException("close could not be called: " + t, t);
         }
@@ -242,9 +238,9 @@ public final class Libc {
      */
     public static int pidfdOpen(long pid) {
         try (Arena arena = Arena.ofConfined()) {
-            MemorySegment state = arena.allocate(CAPTURE_STATE);
+            MemorySegment state = arena.allocate(Downcalls.CAPTURE_STATE);
             int fd = (int) MemFd.PIDFD_OPEN.invokeExact(state, (int) pid, 0);
-            return fd >= 0 ? fd : -(int) ERRNO.get(state, 0L);
+            return fd >= 0 ? fd : -Downcalls.errno(state);
         } catch (Throwable t) {      // no pidfd_open in this C library
             return -Errno.ENOSYS;
         }
@@ -278,12 +274,12 @@ public final class Libc {
      */
     public static long mmapShared(int fd, long size, boolean writable) throws IOException {
         try (Arena arena = Arena.ofConfined()) {
-            MemorySegment state = arena.allocate(CAPTURE_STATE);
+            MemorySegment state = arena.allocate(Downcalls.CAPTURE_STATE);
             MemorySegment at = (MemorySegment) MemFd.MMAP.invokeExact(state, MemorySegment.NULL, size,
                     writable ? PROT_READ_WRITE : PROT_READ,
                     MAP_SHARED, fd, 0L);
             if (at.address() == -1L) {
-                throw new IOException("mmap of " + size + " bytes failed: " + Errno.describe((int) ERRNO.get(state, 0L)));
+                throw new IOException("mmap of " + size + " bytes failed: " + Errno.describe(Downcalls.errno(state)));
             }
             return at.address();
         } catch (IOException e) {
@@ -300,9 +296,9 @@ public final class Libc {
      */
     public static int munmap(long address, long size) {
         try (Arena arena = Arena.ofConfined()) {
-            MemorySegment state = arena.allocate(CAPTURE_STATE);
+            MemorySegment state = arena.allocate(Downcalls.CAPTURE_STATE);
             return (int) MemFd.MUNMAP.invokeExact(state, MemorySegment.ofAddress(address), size) == 0 ? 0
-                    : (int) ERRNO.get(state, 0L);
+                    : Downcalls.errno(state);
         } catch (Throwable t) {
             throw new IllegalStateException("munmap could not be called: " + t, t);
         }
@@ -317,14 +313,14 @@ public final class Libc {
      */
     public static long[] sizeAndSeals(int fd) throws IOException {
         try (Arena arena = Arena.ofConfined()) {
-            MemorySegment state = arena.allocate(CAPTURE_STATE);
+            MemorySegment state = arena.allocate(Downcalls.CAPTURE_STATE);
             long size = (long) MemFd.LSEEK.invokeExact(state, fd, 0L, SEEK_END);
             if (size < 0) {
-                throw new IOException("lseek failed: " + Errno.describe((int) ERRNO.get(state, 0L)));
+                throw new IOException("lseek failed: " + Errno.describe(Downcalls.errno(state)));
             }
             int seals = (int) MemFd.FCNTL.invokeExact(state, fd, F_GET_SEALS, 0L);
             if (seals < 0) {
-                throw new IOException("fcntl(F_GET_SEALS) failed: " + Errno.describe((int) ERRNO.get(state, 0L)));
+                throw new IOException("fcntl(F_GET_SEALS) failed: " + Errno.describe(Downcalls.errno(state)));
             }
             return new long[] {size, seals};
         } catch (IOException e) {
@@ -347,35 +343,23 @@ public final class Libc {
     }
 
     private static final class MemFd {
-        static final MethodHandle MMAP = downcall("mmap", FunctionDescriptor.of(ADDRESS, ADDRESS, JAVA_LONG, JAVA_INT,
-                JAVA_INT, JAVA_INT, JAVA_LONG), Linker.Option.captureCallState("errno"));
-        static final MethodHandle MUNMAP = downcall("munmap", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG),
-                Linker.Option.captureCallState("errno"));
-        static final MethodHandle LSEEK = downcall("lseek", FunctionDescriptor.of(JAVA_LONG, JAVA_INT, JAVA_LONG, JAVA_INT),
-                Linker.Option.captureCallState("errno"));
-        static final MethodHandle GETEUID = downcall("geteuid", FunctionDescriptor.of(JAVA_INT));
-        static final MethodHandle PIDFD_OPEN = downcall("pidfd_open", FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT),
-                Linker.Option.captureCallState("errno"));
-        static final MethodHandle CREATE = downcall("memfd_create", FunctionDescriptor.of(JAVA_INT,
-                ADDRESS, JAVA_INT), Linker.Option.captureCallState("errno"));
-        static final MethodHandle FTRUNCATE = downcall("ftruncate", FunctionDescriptor.of(JAVA_INT,
-                JAVA_INT, JAVA_LONG), Linker.Option.captureCallState("errno"));
+        static final MethodHandle MMAP = Downcalls.libc("mmap", FunctionDescriptor.of(ADDRESS, ADDRESS, JAVA_LONG, JAVA_INT,
+                JAVA_INT, JAVA_INT, JAVA_LONG), Downcalls.CAPTURE_ERRNO);
+        static final MethodHandle MUNMAP = Downcalls.libc("munmap", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG),
+                Downcalls.CAPTURE_ERRNO);
+        static final MethodHandle LSEEK = Downcalls.libc("lseek", FunctionDescriptor.of(JAVA_LONG, JAVA_INT, JAVA_LONG, JAVA_INT),
+                Downcalls.CAPTURE_ERRNO);
+        static final MethodHandle GETEUID = Downcalls.libc("geteuid", FunctionDescriptor.of(JAVA_INT));
+        static final MethodHandle PIDFD_OPEN = Downcalls.libc("pidfd_open", FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT),
+                Downcalls.CAPTURE_ERRNO);
+        static final MethodHandle CREATE = Downcalls.libc("memfd_create", FunctionDescriptor.of(JAVA_INT,
+                ADDRESS, JAVA_INT), Downcalls.CAPTURE_ERRNO);
+        static final MethodHandle FTRUNCATE = Downcalls.libc("ftruncate", FunctionDescriptor.of(JAVA_INT,
+                JAVA_INT, JAVA_LONG), Downcalls.CAPTURE_ERRNO);
         /** {@code int fcntl(int fd, int cmd, ...)}: the third argument is variadic. */
-        static final MethodHandle FCNTL = downcall("fcntl", FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT, JAVA_LONG),
-                Linker.Option.firstVariadicArg(2), Linker.Option.captureCallState("errno"));
-        static final MethodHandle CLOSE = downcall("close", FunctionDescriptor.of(JAVA_INT, JAVA_INT),
-                Linker.Option.captureCallState("errno"));
-    }
-
-    /**
-     * Binds {@code symbol} from the default lookup.
-     *
-     * @throws UnsatisfiedLinkError if the C library lacks the symbol
-     */
-    static MethodHandle downcall(String symbol, FunctionDescriptor descriptor, Linker.Option... options) {
-        Linker linker = Linker.nativeLinker();
-        MemorySegment address = linker.defaultLookup().find(Objects.requireNonNull(symbol))
-                .orElseThrow(() -> new UnsatisfiedLinkError("the C library has no symbol " + symbol));
-        return linker.downcallHandle(address, descriptor, options);
+        static final MethodHandle FCNTL = Downcalls.libc("fcntl", FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT, JAVA_LONG),
+                Linker.Option.firstVariadicArg(2), Downcalls.CAPTURE_ERRNO);
+        static final MethodHandle CLOSE = Downcalls.libc("close", FunctionDescriptor.of(JAVA_INT, JAVA_INT),
+                Downcalls.CAPTURE_ERRNO);
     }
 }

@@ -1,5 +1,7 @@
 package io.rdma4j.transport.shm.ffi;
 
+import io.rdma4j.unix.Errno;
+import io.rdma4j.unix.Downcalls;
 import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.Linker;
@@ -51,7 +53,7 @@ public final class ProcessVmCopier implements AutoCloseable {
     private final Arena arena = Arena.ofShared();
     private final MemorySegment localIov = arena.allocate(IOVEC);
     private final MemorySegment remoteIov = arena.allocate(IOVEC);
-    private final MemorySegment callState = arena.allocate(Libc.CAPTURE_STATE);
+    private final MemorySegment callState = arena.allocate(Downcalls.CAPTURE_STATE);
     /** {@code struct pollfd { int fd; short events; short revents; }} of {@code <poll.h>}. */
     private final MemorySegment pollFd = arena.allocate(8, 4);
     private MemorySegment localIovs;        // MAX_IOV entries each, allocated on the first queue()
@@ -129,7 +131,7 @@ public final class ProcessVmCopier implements AutoCloseable {
             remoteIov.set(JAVA_LONG, IOV_LEN, rest);
             long n = call(write, rest <= CRITICAL_MAX_BYTES, (int) pid);
             if (n < 0) {
-                return (int) Libc.ERRNO.get(callState, 0L);
+                return Downcalls.errno(callState);
             }
             if (n == 0) {           // no progress and no errno: treat as an unmapped remote page
                 return Errno.EFAULT;
@@ -232,7 +234,7 @@ public final class ProcessVmCopier implements AutoCloseable {
         } catch (Throwable t) {     // invokeExact of a bound downcall throws nothing checked
             throw new IllegalStateException("process_vm_" + (write ? "writev" : "readv") + " call failed: " + t, t);
         }
-        return n >= 0 ? n : -(int) Libc.ERRNO.get(callState, 0L);
+        return n >= 0 ? n : -Downcalls.errno(callState);
     }
 
     /** Forgets the queued ranges without copying them. */
@@ -280,7 +282,7 @@ public final class ProcessVmCopier implements AutoCloseable {
             }
             // a signal (a profiler's, the JVM's own) can end even a zero-timeout poll with EINTR: that
             // says nothing about the process, so ask again (a few times: then something is wrong)
-            if ((int) Libc.ERRNO.get(callState, 0L) != Errno.EINTR || attempt == POLL_ATTEMPTS) {
+            if (Downcalls.errno(callState) != Errno.EINTR || attempt == POLL_ATTEMPTS) {
                 return true;
             }
         }
@@ -302,16 +304,16 @@ public final class ProcessVmCopier implements AutoCloseable {
     private static final class Handles {
         private static final FunctionDescriptor DESCRIPTOR = FunctionDescriptor.of(JAVA_LONG,
                 JAVA_INT, ADDRESS, JAVA_LONG, ADDRESS, JAVA_LONG, JAVA_LONG);
-        static final MethodHandle READV = Libc.downcall("process_vm_readv", DESCRIPTOR,
-                Linker.Option.captureCallState("errno"));
-        static final MethodHandle WRITEV = Libc.downcall("process_vm_writev", DESCRIPTOR,
-                Linker.Option.captureCallState("errno"));
-        static final MethodHandle READV_CRITICAL = Libc.downcall("process_vm_readv", DESCRIPTOR,
-                Linker.Option.captureCallState("errno"), Linker.Option.critical(false));
+        static final MethodHandle READV = Downcalls.libc("process_vm_readv", DESCRIPTOR,
+                Downcalls.CAPTURE_ERRNO);
+        static final MethodHandle WRITEV = Downcalls.libc("process_vm_writev", DESCRIPTOR,
+                Downcalls.CAPTURE_ERRNO);
+        static final MethodHandle READV_CRITICAL = Downcalls.libc("process_vm_readv", DESCRIPTOR,
+                Downcalls.CAPTURE_ERRNO, Linker.Option.critical(false));
         /** {@code int poll(struct pollfd *fds, nfds_t nfds, int timeout)}, never blocking here (timeout 0). */
-        static final MethodHandle POLL = Libc.downcall("poll", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG, JAVA_INT),
-                Linker.Option.captureCallState("errno"), Linker.Option.critical(false));
-        static final MethodHandle WRITEV_CRITICAL = Libc.downcall("process_vm_writev", DESCRIPTOR,
-                Linker.Option.captureCallState("errno"), Linker.Option.critical(false));
+        static final MethodHandle POLL = Downcalls.libc("poll", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG, JAVA_INT),
+                Downcalls.CAPTURE_ERRNO, Linker.Option.critical(false));
+        static final MethodHandle WRITEV_CRITICAL = Downcalls.libc("process_vm_writev", DESCRIPTOR,
+                Downcalls.CAPTURE_ERRNO, Linker.Option.critical(false));
     }
 }

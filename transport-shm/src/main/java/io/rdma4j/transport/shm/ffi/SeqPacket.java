@@ -1,9 +1,10 @@
 package io.rdma4j.transport.shm.ffi;
 
+import io.rdma4j.unix.Errno;
+import io.rdma4j.unix.Downcalls;
 import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
-import java.lang.foreign.Linker;
 import java.lang.foreign.MemorySegment;
 import java.lang.invoke.MethodHandle;
 import java.net.SocketTimeoutException;
@@ -30,7 +31,7 @@ public final class SeqPacket implements AutoCloseable {
 
     private final int fd;
     private final Arena arena = Arena.ofShared();
-    private final MemorySegment state = arena.allocate(Libc.CAPTURE_STATE);
+    private final MemorySegment state = arena.allocate(Downcalls.CAPTURE_STATE);
     private final MemorySegment timeval = arena.allocate(16, 8);
     private long timeoutMicros = -1;        // what SO_RCVTIMEO was last set to; -1: unknown
     private boolean closed;
@@ -61,10 +62,10 @@ public final class SeqPacket implements AutoCloseable {
             long n;
             do {
                 n = (long) H.SEND.invokeExact(state, fd, from, length, UnixSockets.MSG_NOSIGNAL);
-            } while (n < 0 && errno() == UnixSockets.EINTR);
+            } while (n < 0 && errno() == Errno.EINTR);
             if (n < 0) {
                 int errno = errno();
-                throw errno == UnixSockets.EAGAIN ? new SocketTimeoutException("send timed out")
+                throw errno == Errno.EAGAIN ? new SocketTimeoutException("send timed out")
                         : new IOException("send failed: " + Errno.describe(errno));
             }
             if (n != length) {
@@ -91,10 +92,10 @@ public final class SeqPacket implements AutoCloseable {
             long n;
             do {
                 n = (long) H.RECV.invokeExact(state, fd, into, into.byteSize(), 0);
-            } while (n < 0 && errno() == UnixSockets.EINTR);
+            } while (n < 0 && errno() == Errno.EINTR);
             if (n < 0) {
                 int errno = errno();
-                throw errno == UnixSockets.EAGAIN ? new SocketTimeoutException("recv timed out")
+                throw errno == Errno.EAGAIN ? new SocketTimeoutException("recv timed out")
                         : new IOException("recv failed: " + Errno.describe(errno));
             }
             return (int) n;
@@ -144,16 +145,16 @@ public final class SeqPacket implements AutoCloseable {
     }
 
     private int errno() {
-        return (int) Libc.ERRNO.get(state, 0L);
+        return Downcalls.errno(state);
     }
 
     private static final class H {
-        static final MethodHandle SEND = Libc.downcall("send",
-                FunctionDescriptor.of(JAVA_LONG, JAVA_INT, ADDRESS, JAVA_LONG, JAVA_INT), Linker.Option.captureCallState("errno"));
-        static final MethodHandle RECV = Libc.downcall("recv",
-                FunctionDescriptor.of(JAVA_LONG, JAVA_INT, ADDRESS, JAVA_LONG, JAVA_INT), Linker.Option.captureCallState("errno"));
-        static final MethodHandle SETSOCKOPT = Libc.downcall("setsockopt",
+        static final MethodHandle SEND = Downcalls.libc("send",
+                FunctionDescriptor.of(JAVA_LONG, JAVA_INT, ADDRESS, JAVA_LONG, JAVA_INT), Downcalls.CAPTURE_ERRNO);
+        static final MethodHandle RECV = Downcalls.libc("recv",
+                FunctionDescriptor.of(JAVA_LONG, JAVA_INT, ADDRESS, JAVA_LONG, JAVA_INT), Downcalls.CAPTURE_ERRNO);
+        static final MethodHandle SETSOCKOPT = Downcalls.libc("setsockopt",
                 FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT),
-                Linker.Option.captureCallState("errno"));
+                Downcalls.CAPTURE_ERRNO);
     }
 }

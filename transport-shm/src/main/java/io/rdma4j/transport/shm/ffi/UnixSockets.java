@@ -1,9 +1,10 @@
 package io.rdma4j.transport.shm.ffi;
 
+import io.rdma4j.unix.Errno;
+import io.rdma4j.unix.Downcalls;
 import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
-import java.lang.foreign.Linker;
 import java.lang.foreign.MemorySegment;
 import java.lang.invoke.MethodHandle;
 import java.net.SocketTimeoutException;
@@ -66,8 +67,6 @@ public final class UnixSockets {
     static final int MSG_NOSIGNAL = 0x4000;
     static final int MSG_CMSG_CLOEXEC = 0x40000000;
     static final int SHUT_RDWR = 2;
-    static final int EAGAIN = 11;
-    static final int EINTR = 4;
 
     private static final long SOCKADDR_UN = 110;
     private static final long MAX_NAME = 107;          // sun_path minus the leading NUL of an abstract name
@@ -118,7 +117,7 @@ public final class UnixSockets {
     public static int listen(String name, int backlog) throws IOException {
         int fd = socket(SOCK_SEQPACKET);
         try (Arena arena = Arena.ofConfined()) {
-            MemorySegment state = arena.allocate(Libc.CAPTURE_STATE);
+            MemorySegment state = arena.allocate(Downcalls.CAPTURE_STATE);
             MemorySegment address = abstractAddress(arena, name);
             check(state, (int) H.BIND.invokeExact(state, fd, address, (int) address.byteSize()), "bind(@" + name + ")");
             check(state, (int) H.LISTEN.invokeExact(state, fd, backlog), "listen(@" + name + ")");
@@ -142,14 +141,14 @@ public final class UnixSockets {
      */
     public static int accept(int listening) throws IOException {
         try (Arena arena = Arena.ofConfined()) {
-            MemorySegment state = arena.allocate(Libc.CAPTURE_STATE);
+            MemorySegment state = arena.allocate(Downcalls.CAPTURE_STATE);
             while (true) {
                 int fd = (int) H.ACCEPT4.invokeExact(state, listening, MemorySegment.NULL, MemorySegment.NULL, SOCK_CLOEXEC);
                 if (fd >= 0) {
                     return fd;
                 }
-                int errno = (int) Libc.ERRNO.get(state, 0L);
-                if (errno != EINTR) {
+                int errno = Downcalls.errno(state);
+                if (errno != Errno.EINTR) {
                     throw new IOException("accept4 failed: " + Errno.describe(errno));
                 }
             }
@@ -173,11 +172,11 @@ public final class UnixSockets {
         int fd = socket(SOCK_SEQPACKET);
         try (Arena arena = Arena.ofConfined()) {
             setTimeouts(fd, timeoutNanos);
-            MemorySegment state = arena.allocate(Libc.CAPTURE_STATE);
+            MemorySegment state = arena.allocate(Downcalls.CAPTURE_STATE);
             MemorySegment address = abstractAddress(arena, name);
             if ((int) H.CONNECT.invokeExact(state, fd, address, (int) address.byteSize()) != 0) {
-                int errno = (int) Libc.ERRNO.get(state, 0L);
-                throw errno == EAGAIN ? new SocketTimeoutException("connect(@" + name + ") timed out")
+                int errno = Downcalls.errno(state);
+                throw errno == Errno.EAGAIN ? new SocketTimeoutException("connect(@" + name + ") timed out")
                         : new IOException("connect(@" + name + ") failed: " + Errno.describe(errno));
             }
             return fd;
@@ -199,7 +198,7 @@ public final class UnixSockets {
     public static void setTimeouts(int fd, long timeoutNanos) throws IOException {
         long micros = Math.max(1000, timeoutNanos / 1000);
         try (Arena arena = Arena.ofConfined()) {
-            MemorySegment state = arena.allocate(Libc.CAPTURE_STATE);
+            MemorySegment state = arena.allocate(Downcalls.CAPTURE_STATE);
             MemorySegment tv = arena.allocate(16, 8);
             tv.set(JAVA_LONG, 0, micros / 1_000_000);
             tv.set(JAVA_LONG, 8, micros % 1_000_000);
@@ -220,7 +219,7 @@ public final class UnixSockets {
      */
     public static Credentials peer(int fd) throws IOException {
         try (Arena arena = Arena.ofConfined()) {
-            MemorySegment state = arena.allocate(Libc.CAPTURE_STATE);
+            MemorySegment state = arena.allocate(Downcalls.CAPTURE_STATE);
             MemorySegment ucred = arena.allocate(12, 4);
             MemorySegment length = arena.allocate(JAVA_INT);
             length.set(JAVA_INT, 0, 12);
@@ -249,7 +248,7 @@ public final class UnixSockets {
             throw new IllegalArgumentException(bytes.length + " bytes, " + fds.length + " descriptors");
         }
         try (Arena arena = Arena.ofConfined()) {
-            MemorySegment state = arena.allocate(Libc.CAPTURE_STATE);
+            MemorySegment state = arena.allocate(Downcalls.CAPTURE_STATE);
             MemorySegment data = arena.allocateFrom(JAVA_BYTE, bytes);
             MemorySegment msg = message(arena, data, fds.length);
             if (fds.length > 0) {
@@ -263,8 +262,8 @@ public final class UnixSockets {
             }
             long n = (long) H.SENDMSG.invokeExact(state, fd, msg, MSG_NOSIGNAL);
             if (n < 0) {
-                int errno = (int) Libc.ERRNO.get(state, 0L);
-                throw errno == EAGAIN ? new SocketTimeoutException("sendmsg timed out")
+                int errno = Downcalls.errno(state);
+                throw errno == Errno.EAGAIN ? new SocketTimeoutException("sendmsg timed out")
                         : new IOException("sendmsg failed: " + Errno.describe(errno));
             }
             if (n != bytes.length) {
@@ -295,7 +294,7 @@ public final class UnixSockets {
             throw new IllegalArgumentException(maxBytes + " bytes, " + maxFds + " descriptors");
         }
         try (Arena arena = Arena.ofConfined()) {
-            MemorySegment state = arena.allocate(Libc.CAPTURE_STATE);
+            MemorySegment state = arena.allocate(Downcalls.CAPTURE_STATE);
             MemorySegment data = arena.allocate(maxBytes);
             MemorySegment msg = message(arena, data, maxFds);
             int flags = MSG_CMSG_CLOEXEC | (peek ? MSG_PEEK | MSG_DONTWAIT : 0);
@@ -305,11 +304,11 @@ public final class UnixSockets {
                 if (n >= 0) {
                     break;
                 }
-                int errno = (int) Libc.ERRNO.get(state, 0L);
-                if (errno == EAGAIN) {
+                int errno = Downcalls.errno(state);
+                if (errno == Errno.EAGAIN) {
                     throw new SocketTimeoutException("recvmsg timed out");
                 }
-                if (errno != EINTR) {
+                if (errno != Errno.EINTR) {
                     throw new IOException("recvmsg failed: " + Errno.describe(errno));
                 }
             }
@@ -375,7 +374,7 @@ public final class UnixSockets {
      */
     static int[] datagramPair() throws IOException {
         try (Arena arena = Arena.ofConfined()) {
-            MemorySegment state = arena.allocate(Libc.CAPTURE_STATE);
+            MemorySegment state = arena.allocate(Downcalls.CAPTURE_STATE);
             MemorySegment sv = arena.allocate(JAVA_INT, 2);
             check(state, (int) H.SOCKETPAIR.invokeExact(state, AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, sv), "socketpair");
             return new int[] {sv.get(JAVA_INT, 0), sv.get(JAVA_INT, 4)};
@@ -394,8 +393,8 @@ public final class UnixSockets {
      */
     public static int shutdown(int fd) {
         try (Arena arena = Arena.ofConfined()) {
-            MemorySegment state = arena.allocate(Libc.CAPTURE_STATE);
-            return (int) H.SHUTDOWN.invokeExact(state, fd, SHUT_RDWR) == 0 ? 0 : (int) Libc.ERRNO.get(state, 0L);
+            MemorySegment state = arena.allocate(Downcalls.CAPTURE_STATE);
+            return (int) H.SHUTDOWN.invokeExact(state, fd, SHUT_RDWR) == 0 ? 0 : Downcalls.errno(state);
         } catch (Throwable t) {
             throw bindingFailed(t);
         }
@@ -403,10 +402,10 @@ public final class UnixSockets {
 
     private static int socket(int type) throws IOException {
         try (Arena arena = Arena.ofConfined()) {
-            MemorySegment state = arena.allocate(Libc.CAPTURE_STATE);
+            MemorySegment state = arena.allocate(Downcalls.CAPTURE_STATE);
             int fd = (int) H.SOCKET.invokeExact(state, AF_UNIX, type | SOCK_CLOEXEC, 0);
             if (fd < 0) {
-                throw new IOException("socket(AF_UNIX) failed: " + Errno.describe((int) Libc.ERRNO.get(state, 0L)));
+                throw new IOException("socket(AF_UNIX) failed: " + Errno.describe(Downcalls.errno(state)));
             }
             return fd;
         } catch (IOException e) {
@@ -430,7 +429,7 @@ public final class UnixSockets {
 
     private static void check(MemorySegment state, int rc, String call) throws IOException {
         if (rc != 0) {
-            throw new IOException(call + " failed: " + Errno.describe((int) Libc.ERRNO.get(state, 0L)));
+            throw new IOException(call + " failed: " + Errno.describe(Downcalls.errno(state)));
         }
     }
 
@@ -439,28 +438,27 @@ public final class UnixSockets {
     }
 
     private static final class H {
-        private static final Linker.Option ERRNO = Linker.Option.captureCallState("errno");
-        static final MethodHandle SOCKET = Libc.downcall("socket",
-                FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT), ERRNO);
-        static final MethodHandle SOCKETPAIR = Libc.downcall("socketpair",
-                FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS), ERRNO);
-        static final MethodHandle BIND = Libc.downcall("bind",
-                FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT), ERRNO);
-        static final MethodHandle LISTEN = Libc.downcall("listen",
-                FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT), ERRNO);
-        static final MethodHandle ACCEPT4 = Libc.downcall("accept4",
-                FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, ADDRESS, JAVA_INT), ERRNO);
-        static final MethodHandle CONNECT = Libc.downcall("connect",
-                FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT), ERRNO);
-        static final MethodHandle GETSOCKOPT = Libc.downcall("getsockopt",
-                FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS, ADDRESS), ERRNO);
-        static final MethodHandle SETSOCKOPT = Libc.downcall("setsockopt",
-                FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT), ERRNO);
-        static final MethodHandle SENDMSG = Libc.downcall("sendmsg",
-                FunctionDescriptor.of(JAVA_LONG, JAVA_INT, ADDRESS, JAVA_INT), ERRNO);
-        static final MethodHandle RECVMSG = Libc.downcall("recvmsg",
-                FunctionDescriptor.of(JAVA_LONG, JAVA_INT, ADDRESS, JAVA_INT), ERRNO);
-        static final MethodHandle SHUTDOWN = Libc.downcall("shutdown",
-                FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT), ERRNO);
+        static final MethodHandle SOCKET = Downcalls.libc("socket",
+                FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT), Downcalls.CAPTURE_ERRNO);
+        static final MethodHandle SOCKETPAIR = Downcalls.libc("socketpair",
+                FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS), Downcalls.CAPTURE_ERRNO);
+        static final MethodHandle BIND = Downcalls.libc("bind",
+                FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT), Downcalls.CAPTURE_ERRNO);
+        static final MethodHandle LISTEN = Downcalls.libc("listen",
+                FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT), Downcalls.CAPTURE_ERRNO);
+        static final MethodHandle ACCEPT4 = Downcalls.libc("accept4",
+                FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, ADDRESS, JAVA_INT), Downcalls.CAPTURE_ERRNO);
+        static final MethodHandle CONNECT = Downcalls.libc("connect",
+                FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT), Downcalls.CAPTURE_ERRNO);
+        static final MethodHandle GETSOCKOPT = Downcalls.libc("getsockopt",
+                FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS, ADDRESS), Downcalls.CAPTURE_ERRNO);
+        static final MethodHandle SETSOCKOPT = Downcalls.libc("setsockopt",
+                FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT), Downcalls.CAPTURE_ERRNO);
+        static final MethodHandle SENDMSG = Downcalls.libc("sendmsg",
+                FunctionDescriptor.of(JAVA_LONG, JAVA_INT, ADDRESS, JAVA_INT), Downcalls.CAPTURE_ERRNO);
+        static final MethodHandle RECVMSG = Downcalls.libc("recvmsg",
+                FunctionDescriptor.of(JAVA_LONG, JAVA_INT, ADDRESS, JAVA_INT), Downcalls.CAPTURE_ERRNO);
+        static final MethodHandle SHUTDOWN = Downcalls.libc("shutdown",
+                FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT), Downcalls.CAPTURE_ERRNO);
     }
 }

@@ -1,5 +1,6 @@
 package io.rdma4j.transport.shm.ffi;
 
+import io.rdma4j.unix.Errno;
 import org.junit.jupiter.api.Test;
 
 import java.io.IOException;

@@ -1,5 +1,6 @@
 package io.rdma4j.transport.shm.ffi;
 
+import io.rdma4j.unix.Errno;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Nested;
@@ -143,12 +144,6 @@ class ProcessVmCopierTest {
             peer.getOutputStream().close();     // the peer exits on end of input
             assertTrue(peer.waitFor(30, TimeUnit.SECONDS));
         }
-    }
-
-    @Test
-    void errnoDescribe_namesValueAndText() {
-        assertEquals("errno 1 (Operation not permitted)", Errno.describe(Errno.EPERM));
-        assertEquals("errno 3 (No such process)", Errno.describe(Errno.ESRCH));
     }
 
     @Test
