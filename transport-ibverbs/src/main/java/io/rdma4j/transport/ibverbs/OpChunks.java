@@ -2,6 +2,7 @@ package io.rdma4j.transport.ibverbs;
 
 import io.rdma4j.transport.ibverbs.ffi.Ibv;
 import io.rdma4j.transport.ibverbs.posting.Stripes;
+import io.rdma4j.transport.ibverbs.posting.Chunk;
 import io.rdma4j.transport.ibverbs.posting.VerbsConnection;
 import io.rdma4j.transport.ibverbs.posting.VerbsSubmission;
 import io.rdma4j.transport.ibverbs.queuepair.PeerGroup;
@@ -34,7 +35,7 @@ final class OpChunks {
         int stripes = lanes.length;
         if (stripes == 1 && length > 0 && length <= via[0].local().maxMessageBytes()) {     // the usual small op: one work request
             VerbsConnection c = lanes[0].join();
-            VerbsConnection.Chunk chunk = chunk(s, index, op, local, r.address, via[0], where[0], 0, (int) length);
+            Chunk chunk = chunk(s, index, op, local, r.address, via[0], where[0], 0, (int) length);
             if (gather) {
                 s.gather(c, chunk);
             } else if (s.expect(c, 1)) {
@@ -42,11 +43,11 @@ final class OpChunks {
             }
             return;
         }
-        List<List<VerbsConnection.Chunk>> perLane = new ArrayList<>(stripes);
+        List<List<Chunk>> perLane = new ArrayList<>(stripes);
         int total = 0;
         for (int i = 0; i < stripes; i++) {
             s.uses(lanes[i].join());
-            List<VerbsConnection.Chunk> chunks = chunks(s, index, op, local, r.address, via[i], where[i],
+            List<Chunk> chunks = chunks(s, index, op, local, r.address, via[i], where[i],
                     Stripes.start(length, stripes, i), Stripes.end(length, stripes, i));
             perLane.add(chunks);
             total += chunks.size();
@@ -59,10 +60,10 @@ final class OpChunks {
     }
 
     /** The work requests of bytes {@code [from, to)} of {@code op} over {@code route}: one per maximum message size. */
-    private static List<VerbsConnection.Chunk> chunks(VerbsSubmission s, int index, TransportOp op, VerbsLocal local,
+    private static List<Chunk> chunks(VerbsSubmission s, int index, TransportOp op, VerbsLocal local,
                                                       long remoteAddress, VerbsTransport.Route route, Lane lane, long from, long to) {
         long max = route.local().maxMessageBytes();
-        List<VerbsConnection.Chunk> chunks = new ArrayList<>((int) ((to - from + max - 1) / max));
+        List<Chunk> chunks = new ArrayList<>((int) ((to - from + max - 1) / max));
         for (long at = from; at < to; at += max) {
             chunks.add(chunk(s, index, op, local, remoteAddress, route, lane, at, (int) Math.min(max, to - at)));
         }
@@ -70,10 +71,10 @@ final class OpChunks {
     }
 
     /** The work request for the {@code length} bytes of {@code op} at {@code at} over {@code route}. */
-    private static VerbsConnection.Chunk chunk(VerbsSubmission s, int index, TransportOp op, VerbsLocal local,
+    private static Chunk chunk(VerbsSubmission s, int index, TransportOp op, VerbsLocal local,
                                                long remoteAddress, VerbsTransport.Route route, Lane lane, long at, int length) {
         int opcode = op.type() == TransportOp.OpType.READ_INTO_LOCAL ? Ibv.IBV_WR_RDMA_READ : Ibv.IBV_WR_RDMA_WRITE;
-        return new VerbsConnection.Chunk(s, index, opcode, op.local().address() + at, length, local.lkey(route.localIndex()),
+        return new Chunk(s, index, opcode, op.local().address() + at, length, local.lkey(route.localIndex()),
                 remoteAddress + op.remoteOffset() + at, route.remote().rkey(), lane.group(), lane.slot());
     }
 

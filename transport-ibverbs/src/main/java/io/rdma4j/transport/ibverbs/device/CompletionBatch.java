@@ -2,7 +2,7 @@ package io.rdma4j.transport.ibverbs.device;
 
 import io.rdma4j.transport.ibverbs.ffi.Ibv;
 import io.rdma4j.transport.ibverbs.ffi.WorkCompletions;
-import io.rdma4j.transport.ibverbs.posting.VerbsConnection;
+import io.rdma4j.transport.ibverbs.posting.Chunk;
 
 import java.util.Arrays;
 
@@ -19,7 +19,7 @@ final class CompletionBatch {
     /** The vendor error of a chunk whose status is inferred from a later completion ({@link VerbsDevice}'s resolve). */
     static final long INFERRED = 1L << 32;
 
-    private VerbsConnection.Chunk[] chunks;
+    private Chunk[] chunks;
     /** Per chunk its status (bits 33 on), whether it is inferred ({@link #INFERRED}, bit 32) and its vendor error (low half). */
     private long[] results;
     private int size;
@@ -27,11 +27,11 @@ final class CompletionBatch {
     private int next;
 
     CompletionBatch(int capacity) {
-        chunks = new VerbsConnection.Chunk[capacity];
+        chunks = new Chunk[capacity];
         results = new long[capacity];
     }
 
-    void add(VerbsConnection.Chunk c, int status, long vendorError) {
+    void add(Chunk c, int status, long vendorError) {
         if (size == chunks.length) {
             chunks = Arrays.copyOf(chunks, 2 * size);
             results = Arrays.copyOf(results, 2 * size);
@@ -46,7 +46,7 @@ final class CompletionBatch {
         int n = 0;
         while (next < size) {
             int i = next;
-            VerbsConnection.Chunk c = chunks[i];
+            Chunk c = chunks[i];
             int status = (int) (results[i] >>> 33);
             if (status == Ibv.IBV_WC_SUCCESS) {
                 int end = i + 1;
@@ -55,7 +55,7 @@ final class CompletionBatch {
                 }
                 next = end;      // before the delivery, which may deliver the rest itself (nested)
                 n += end - i;
-                VerbsConnection.Chunk.succeeded(chunks, i, end);
+                Chunk.succeeded(chunks, i, end);
                 continue;
             }
             next = i + 1;

@@ -11,6 +11,7 @@ import io.rdma4j.transport.ibverbs.ffi.ProtectionDomain;
 import io.rdma4j.transport.ibverbs.ffi.VerbsContext;
 import io.rdma4j.transport.ibverbs.ffi.Wakeup;
 import io.rdma4j.transport.ibverbs.ffi.WorkCompletions;
+import io.rdma4j.transport.ibverbs.posting.Chunk;
 import io.rdma4j.transport.ibverbs.posting.VerbsConnection;
 
 import java.util.ArrayList;
@@ -96,7 +97,7 @@ public final class VerbsDevice implements AutoCloseable {
     /** {@code ibv_post_send} calls that posted work requests to this device's queue pairs so far. */
     private final AtomicLong posts = new AtomicLong();
     /** Where a poll puts the chunks a completion stands for ({@link VerbsConnection#takeSent}); guarded by {@link #pollLock}. */
-    private final List<VerbsConnection.Chunk> before = new ArrayList<>();
+    private final List<Chunk> before = new ArrayList<>();
     /** Times the poller came back from sleeping on the completion channel; written by the poller only. */
     private volatile long wakeups;
     /** Whether the poller sleeps on the completion channel (or is about to). */
@@ -214,7 +215,7 @@ public final class VerbsDevice implements AutoCloseable {
     }
 
     /** Registers {@code chunk} as in flight under a new work request id, which it sets in the chunk and returns. */
-    public long track(VerbsConnection.Chunk chunk) {
+    public long track(Chunk chunk) {
         return inFlight.add(chunk);
     }
 
@@ -336,7 +337,7 @@ public final class VerbsDevice implements AutoCloseable {
     private CompletionBatch resolve(int n) {
         CompletionBatch b = new CompletionBatch(n);
         for (int i = 0; i < n; i++) {
-            VerbsConnection.Chunk c = inFlight.take(polled.workRequestId(i));
+            Chunk c = inFlight.take(polled.workRequestId(i));
             if (c == null) {
                 continue;
             }
@@ -344,7 +345,7 @@ public final class VerbsDevice implements AutoCloseable {
             c.connection.takeSent(c, before);
             if (!before.isEmpty()) {
                 int inferred = status == Ibv.IBV_WC_WR_FLUSH_ERR ? Ibv.IBV_WC_WR_FLUSH_ERR : Ibv.IBV_WC_SUCCESS;
-                for (VerbsConnection.Chunk p : before) {
+                for (Chunk p : before) {
                     if (inFlight.take(p.workRequestId) == p) {
                         b.add(p, inferred, CompletionBatch.INFERRED);
                     }
@@ -411,17 +412,17 @@ public final class VerbsDevice implements AutoCloseable {
         while (pollOnce(true) == POLL_BATCH) {
             // a full batch: there may be more
         }
-        List<VerbsConnection.Chunk> left = new ArrayList<>();
+        List<Chunk> left = new ArrayList<>();
         inFlight.takeIf(chunk -> chunk.connection == c, left::add);
-        for (VerbsConnection.Chunk chunk : left) {
+        for (Chunk chunk : left) {
             chunk.completed(Ibv.IBV_WC_WR_FLUSH_ERR, "not completed: its queue pair was destroyed (" + why + ")");
         }
     }
 
     private void failAll(String why) {
-        List<VerbsConnection.Chunk> failed = new ArrayList<>();
+        List<Chunk> failed = new ArrayList<>();
         inFlight.takeAll(failed::add);      // first all, then fail them: failing one may track more (they fail when posted)
-        for (VerbsConnection.Chunk c : failed) {
+        for (Chunk c : failed) {
             c.completed(-1, why);
         }
     }

@@ -81,9 +81,9 @@ public final class VerbsSubmission {
     private final Watchdog watchdog;
     private final long flushBoundNanos;
     /** Chunks waiting for a replacement connection ({@link #collateral}): in flight nowhere; an abort accounts for them. Guarded by this. */
-    private final Set<VerbsConnection.Chunk> reposting = new HashSet<>();
+    private final Set<Chunk> reposting = new HashSet<>();
     /** A connection for a chunk's lane in place of its broken one ({@link #collateral}). */
-    private final Function<VerbsConnection.Chunk, CompletableFuture<VerbsConnection>> replacement;
+    private final Function<Chunk, CompletableFuture<VerbsConnection>> replacement;
     private final long startNanos = System.nanoTime();
     private final int opCount;
     /** The connections carrying chunks of this submission (usually one); guarded by this. */
@@ -102,7 +102,7 @@ public final class VerbsSubmission {
     private boolean stoppedFromOutside;
     /** Chunks {@link #gather}ed for {@link #gatheredOn} and not yet posted; the submitting thread's only. */
     private List<VerbsConnection> gatheredOn;
-    private List<List<VerbsConnection.Chunk>> gathered;
+    private List<List<Chunk>> gathered;
 
     /**
      * @param devices         whose completion queues a waiting thread polls (the transport's)
@@ -111,7 +111,7 @@ public final class VerbsSubmission {
      * @param replacement     a connection for a chunk's lane, in place of one another submission's abort broke
      */
     public VerbsSubmission(int opCount, VerbsDevice[] devices, Watchdog watchdog, long flushBoundNanos,
-                    Function<VerbsConnection.Chunk, CompletableFuture<VerbsConnection>> replacement) {
+                    Function<Chunk, CompletableFuture<VerbsConnection>> replacement) {
         this.opCount = opCount;
         this.devices = devices;
         this.watchdog = watchdog;
@@ -349,7 +349,7 @@ public final class VerbsSubmission {
      * {@code c} ({@link #postGathered}): an action's ops to one queue pair go as one chain of work
      * requests. For the submitting thread only, while it starts the ops.
      */
-    public void gather(VerbsConnection c, VerbsConnection.Chunk chunk) {
+    public void gather(VerbsConnection c, Chunk chunk) {
         if (gatheredOn == null) {
             gatheredOn = new ArrayList<>(2);
             gathered = new ArrayList<>(2);
@@ -369,12 +369,12 @@ public final class VerbsSubmission {
         if (on == null) {
             return;
         }
-        List<List<VerbsConnection.Chunk>> chunks = gathered;
+        List<List<Chunk>> chunks = gathered;
         gatheredOn = null;
         gathered = null;
         for (int i = 0; i < on.size(); i++) {
             VerbsConnection c = on.get(i);
-            List<VerbsConnection.Chunk> mine = chunks.get(i);
+            List<Chunk> mine = chunks.get(i);
             if (!expect(c, mine.size())) {
                 return;     // aborted: not posted, nor counted
             }
@@ -386,7 +386,7 @@ public final class VerbsSubmission {
         }
     }
 
-    void chunkDone(VerbsConnection.Chunk c, int status, String error) {
+    void chunkDone(Chunk c, int status, String error) {
         boolean done;
         synchronized (this) {
             if (error != null) {
@@ -410,12 +410,12 @@ public final class VerbsSubmission {
 
     /**
      * {@code c} was flushed or not posted only because another submission's abort took its queue
-     * pair out of service ({@link VerbsConnection.Chunk#collateral}): unless this submission was
+     * pair out of service ({@link Chunk#collateral}): unless this submission was
      * aborted meanwhile (its own deadline, a cancel), posts it again on a replacement connection
      * of the same lane, where it counts as the same chunk. No collateral failures: actions that
      * share a queue pair with a cancelled or timed-out one finish on its replacement.
      */
-    void collateral(VerbsConnection.Chunk c, String error) {
+    void collateral(Chunk c, String error) {
         boolean again;
         synchronized (this) {
             again = !aborted;
@@ -451,7 +451,7 @@ public final class VerbsSubmission {
         });
     }
 
-    private static TransportException toException(VerbsConnection.Chunk c, int status, String error) {
+    private static TransportException toException(Chunk c, int status, String error) {
         String what = (c.opcode == Ibv.IBV_WR_RDMA_READ ? "RDMA READ" : "RDMA WRITE") + " of " + c.length + " bytes via "
                 + c.connection + ": " + error;
         if (status == Ibv.IBV_WC_REM_ACCESS_ERR) {
@@ -472,7 +472,7 @@ public final class VerbsSubmission {
     void abort(TransportException reason) {
         boolean idle;
         List<VerbsConnection> toBreak;
-        List<VerbsConnection.Chunk> notReposted = null;
+        List<Chunk> notReposted = null;
         synchronized (this) {
             if (reason != null && abortReason == null) {
                 abortReason = reason;
@@ -505,7 +505,7 @@ public final class VerbsSubmission {
             }
         }
         if (notReposted != null) {
-            for (VerbsConnection.Chunk c : notReposted) {
+            for (Chunk c : notReposted) {
                 chunkDone(c, -1, "not posted again: the op was stopped while its queue pair was being replaced");
             }
         }
