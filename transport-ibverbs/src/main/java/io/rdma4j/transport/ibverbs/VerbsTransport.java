@@ -82,7 +82,7 @@ public final class VerbsTransport implements Transport {
 
     private final TransportContext context;
     private final List<VerbsDevice> devices;
-    /** The same, for the loop of a thread that polls them while it waits ({@link VerbsSubmission.Future#run}). */
+    /** The same, for the loop of a thread that polls them while it waits ({@code SubmissionFuture.runOnJoin}). */
     private final VerbsDevice[] deviceArray;
     private final List<String> deviceNames;
     private final PeerAffinity affinity;
