@@ -24,9 +24,9 @@ import java.util.function.Function;
  * with chunks of this submission in flight is moved to ERROR, which flushes them. On the
  * submission's own deadline the future completes once the flush arrived. Completing the future
  * from outside ({@code cancel}, {@code completeExceptionally} as the manager's watchdog does,
- * {@code complete}, {@code obtrude*}) aborts the same way and returns only after the flush, in the
- * calling thread ({@link #stopFromOutside}, called by {@link SubmissionFuture}), before the future completes and before any
- * dependent stage runs: that thread polls the completion queues itself while it waits, so it may
+ * {@code complete}, {@code obtrude*}: {@link SubmissionFuture}) aborts the same way and returns
+ * only after the flush, in the calling thread ({@link #stopFromOutside}), before the future
+ * completes and before any dependent stage runs: that thread polls the completion queues itself while it waits, so it may
  * be the device's poller (a dependent stage of another op) or a thread polling as a waiter. Where
  * the flush has not arrived within {@code flushBoundNanos}, the queue pairs that carry the
  * submission's chunks are destroyed ({@link VerbsConnection#destroyNow}): once
