@@ -82,7 +82,7 @@ public final class VerbsTransport implements Transport {
 
     private final TransportContext context;
     private final List<VerbsDevice> devices;
-    /** The same, for the loop of a thread that polls them while it waits ({@link VerbsSubmission.Future#run}). */
+    /** The same, for the loop of a thread that polls them while it waits ({@code SubmissionFuture.runOnJoin}). */
     private final VerbsDevice[] deviceArray;
     private final List<String> deviceNames;
     private final PeerAffinity affinity;
@@ -250,7 +250,7 @@ public final class VerbsTransport implements Transport {
      * connected) queues its chunks. The op's lanes are its routes times
      * {@code rdma.ibverbs.qpsPerPeer}; it is split into stripes over them ({@link Stripes}),
      * spread over the routes (device pairs) first, and each stripe at its device's maximum message
-     * size. Small ops take turns on the lanes.
+     * size ({@link OpChunks}). Small ops take turns on the lanes.
      *
      * @return null when the op was queued (or failed) at once, its queue pairs connected and its
      *         token checked before; otherwise a future completing once it is
@@ -275,19 +275,19 @@ public final class VerbsTransport implements Transport {
         PeerGroup first = holderSide.group(routes.getFirst().peers());
         int firstLane = first.firstSlot(stripes);
         Route[] via = new Route[stripes];
-        Lane[] where = new Lane[stripes];
+        OpChunks.Lane[] where = new OpChunks.Lane[stripes];
         @SuppressWarnings("unchecked")
         CompletableFuture<VerbsConnection>[] lanes = new CompletableFuture[stripes];
         for (int i = 0; i < stripes; i++) {
             int lane = Math.floorMod(firstLane + i, laneCount);
             int route = lane % routes.size();
             via[i] = routes.get(route);
-            where[i] = new Lane(route == 0 ? first : holderSide.group(via[i].peers()), lane / routes.size());
+            where[i] = new OpChunks.Lane(route == 0 ? first : holderSide.group(via[i].peers()), lane / routes.size());
             lanes[i] = holderSide.connection(where[i].group(), where[i].slot());
         }
         CompletableFuture<Void> checked = checked(op.remote(), r);
         if (readyNow(checked, lanes)) {     // the usual case after an op to this peer and token: no stages
-            enqueue(s, index, op, local, r, via, where, lanes, true);
+            OpChunks.enqueue(s, index, op, local, r, via, where, lanes, true);
             return null;
         }
         return CompletableFuture.allOf(CompletableFuture.allOf(lanes), checked).handle((ok, t) -> {
@@ -295,7 +295,7 @@ public final class VerbsTransport implements Transport {
                 s.fail(index, failure(t));
                 return null;
             }
-            enqueue(s, index, op, local, r, via, where, lanes, false);
+            OpChunks.enqueue(s, index, op, local, r, via, where, lanes, false);
             return null;
         });
     }
@@ -310,65 +310,6 @@ public final class VerbsTransport implements Transport {
             }
         }
         return true;
-    }
-
-    /**
-     * Cuts the op into the chunks of its stripes and queues them on their connected lanes, unless
-     * the submission was aborted. A small op (one work request) is gathered with the submission's
-     * other ops to its queue pair when {@code gather} (the submitting thread: {@link
-     * VerbsSubmission#postGathered} posts them together), else queued at once.
-     */
-    private static void enqueue(VerbsSubmission s, int index, TransportOp op, VerbsLocal local, VerbsWire.RemoteRegion r,
-                                Route[] via, Lane[] where, CompletableFuture<VerbsConnection>[] lanes, boolean gather) {
-        long length = op.local().byteSize();
-        int stripes = lanes.length;
-        if (stripes == 1 && length > 0 && length <= via[0].local().maxMessageBytes()) {     // the usual small op: one work request
-            VerbsConnection c = lanes[0].join();
-            VerbsConnection.Chunk chunk = chunk(s, index, op, local, r.address, via[0], where[0], 0, (int) length);
-            if (gather) {
-                s.gather(c, chunk);
-            } else if (s.expect(c, 1)) {
-                c.enqueue(chunk);
-            }
-            return;
-        }
-        List<List<VerbsConnection.Chunk>> perLane = new ArrayList<>(stripes);
-        int total = 0;
-        for (int i = 0; i < stripes; i++) {
-            s.uses(lanes[i].join());
-            List<VerbsConnection.Chunk> chunks = chunks(s, index, op, local, r.address, via[i], where[i],
-                    Stripes.start(length, stripes, i), Stripes.end(length, stripes, i));
-            perLane.add(chunks);
-            total += chunks.size();
-        }
-        if (s.expect(null, total)) {
-            for (int i = 0; i < stripes; i++) {
-                lanes[i].join().enqueue(perLane.get(i));
-            }
-        }
-    }
-
-    /** The work requests of bytes {@code [from, to)} of {@code op} over {@code route}: one per maximum message size. */
-    private static List<VerbsConnection.Chunk> chunks(VerbsSubmission s, int index, TransportOp op, VerbsLocal local,
-                                                      long remoteAddress, Route route, Lane lane, long from, long to) {
-        long max = route.local().maxMessageBytes();
-        List<VerbsConnection.Chunk> chunks = new ArrayList<>((int) ((to - from + max - 1) / max));
-        for (long at = from; at < to; at += max) {
-            chunks.add(chunk(s, index, op, local, remoteAddress, route, lane, at, (int) Math.min(max, to - at)));
-        }
-        return chunks;
-    }
-
-    /** The work request for the {@code length} bytes of {@code op} at {@code at} over {@code route}. */
-    private static VerbsConnection.Chunk chunk(VerbsSubmission s, int index, TransportOp op, VerbsLocal local,
-                                               long remoteAddress, Route route, Lane lane, long at, int length) {
-        int opcode = op.type() == TransportOp.OpType.READ_INTO_LOCAL ? Ibv.IBV_WR_RDMA_READ : Ibv.IBV_WR_RDMA_WRITE;
-        return new VerbsConnection.Chunk(s, index, opcode, op.local().address() + at, length, local.lkey(route.localIndex()),
-                remoteAddress + op.remoteOffset() + at, route.remote().rkey(), lane.group(), lane.slot());
-    }
-
-    /** Slot {@code slot} of the queue pairs of {@code group}: where a stripe goes, and where its replacement comes from. */
-    private record Lane(PeerGroup group, int slot) {
     }
 
     // ------------------------------------------------------------------ the owner's check, once per token
@@ -506,7 +447,6 @@ public final class VerbsTransport implements Transport {
         }
     }
 
-    /** Destroys every queue pair, region and queue (through the device). Idempotent. */
     /** {@code t} as the transport reports it: a {@link TransportException} as it is (unwrapped from a {@link CompletionException}), anything else as an internal one. */
     public static TransportException failure(Throwable t) {
         Throwable c = t instanceof CompletionException && t.getCause() != null ? t.getCause() : t;
@@ -514,6 +454,7 @@ public final class VerbsTransport implements Transport {
                 : new TransportException(TransportException.Kind.INTERNAL, "ibverbs failed: " + c, c);
     }
 
+    /** Destroys every queue pair, region and queue (through the device). Idempotent. */
     @Override
     public void close() {
         if (closed) {

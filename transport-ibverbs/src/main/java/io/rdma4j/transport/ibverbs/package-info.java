@@ -12,6 +12,8 @@
  *       {@code VerbsTuning}: the data-path settings as the transport uses them.</li>
  *   <li>{@code VerbsTransport}: one manager's transport: registrations (memory regions on every
  *       device), routes to an owner's devices, submit, the control-channel server, close.</li>
+ *   <li>{@code OpChunks}: how submit cuts one op into chunks (one work request each) over the lanes
+ *       of its stripes, and queues or gathers them.</li>
  *   <li>{@code VerbsWire}: the transport's bytes: token context, queue-pair handshake, token
  *       check, liveness probe.</li>
  *   <li>{@code VerbsLocal}: local memory prepared for ops (lkeys per device).</li>

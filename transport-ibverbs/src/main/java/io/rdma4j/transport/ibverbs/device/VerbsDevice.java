@@ -11,11 +11,10 @@ import io.rdma4j.transport.ibverbs.ffi.ProtectionDomain;
 import io.rdma4j.transport.ibverbs.ffi.VerbsContext;
 import io.rdma4j.transport.ibverbs.ffi.Wakeup;
 import io.rdma4j.transport.ibverbs.ffi.WorkCompletions;
+import io.rdma4j.transport.ibverbs.posting.Chunk;
 import io.rdma4j.transport.ibverbs.posting.VerbsConnection;
 
-import java.util.ArrayDeque;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentLinkedQueue;
@@ -86,15 +85,8 @@ public final class VerbsDevice implements AutoCloseable {
      * wait for other ops (which it cannot poll for meanwhile): the poller does not rest then.
      */
     private volatile boolean waiterDelivering;
-    /**
-     * Per thread, the batches of completions it is delivering, innermost first: a poll nested in a
-     * delivery (a dependent stage that waits for an op, or cancels one and waits for its flush)
-     * first delivers the rest of them ({@link #deliverRestOfBatches}), since no poll of the queue
-     * brings a completion that an outer frame of the same thread took off it already.
-     */
-    private final ThreadLocal<ArrayDeque<Batch>> batches = ThreadLocal.withInitial(ArrayDeque::new);
-    /** Batches being delivered by any thread: while none is, a poll skips the look at {@link #batches}. */
-    private final AtomicInteger batchesDelivering = new AtomicInteger();
+    /** The batches of completions each thread is delivering: a poll nested in a delivery delivers the rest of them first. */
+    private final Deliveries deliveries = new Deliveries();
     /**
      * When a thread last took completions off the queue ({@link System#nanoTime}); the poller spins
      * for the poll window ({@link PollWindow}) after it.
@@ -105,7 +97,7 @@ public final class VerbsDevice implements AutoCloseable {
     /** {@code ibv_post_send} calls that posted work requests to this device's queue pairs so far. */
     private final AtomicLong posts = new AtomicLong();
     /** Where a poll puts the chunks a completion stands for ({@link VerbsConnection#takeSent}); guarded by {@link #pollLock}. */
-    private final List<VerbsConnection.Chunk> before = new ArrayList<>();
+    private final List<Chunk> before = new ArrayList<>();
     /** Times the poller came back from sleeping on the completion channel; written by the poller only. */
     private volatile long wakeups;
     /** Whether the poller sleeps on the completion channel (or is about to). */
@@ -223,7 +215,7 @@ public final class VerbsDevice implements AutoCloseable {
     }
 
     /** Registers {@code chunk} as in flight under a new work request id, which it sets in the chunk and returns. */
-    public long track(VerbsConnection.Chunk chunk) {
+    public long track(Chunk chunk) {
         return inFlight.add(chunk);
     }
 
@@ -296,13 +288,11 @@ public final class VerbsDevice implements AutoCloseable {
      *         delivered); 0 when none waited, another thread was polling, or the device is closing
      */
     public int pollOnce(boolean wait) {
-        if (batchesDelivering.get() > 0) {
-            int rest = deliverRestOfBatches();
-            if (rest > 0) {
-                return rest;
-            }
+        int rest = deliveries.deliverRestOfBatches();
+        if (rest > 0) {
+            return rest;
         }
-        Batch taken;
+        CompletionBatch taken;
         int n;
         if (wait) {
             pollLock.lock();
@@ -326,7 +316,8 @@ public final class VerbsDevice implements AutoCloseable {
             waiterDelivering = true;
         }
         try {
-            deliver(taken, n);
+            completions.addAndGet(n);
+            deliveries.deliver(taken);
             resumeStarved();
         } finally {
             if (!wait) {
@@ -343,10 +334,10 @@ public final class VerbsDevice implements AutoCloseable {
      * completion was taken, as done, or as flushed when the completion is a flush (see {@link
      * VerbsConnection}). Under the poll lock, so in the order the completions came.
      */
-    private Batch resolve(int n) {
-        Batch b = new Batch(n);
+    private CompletionBatch resolve(int n) {
+        CompletionBatch b = new CompletionBatch(n);
         for (int i = 0; i < n; i++) {
-            VerbsConnection.Chunk c = inFlight.take(polled.workRequestId(i));
+            Chunk c = inFlight.take(polled.workRequestId(i));
             if (c == null) {
                 continue;
             }
@@ -354,9 +345,9 @@ public final class VerbsDevice implements AutoCloseable {
             c.connection.takeSent(c, before);
             if (!before.isEmpty()) {
                 int inferred = status == Ibv.IBV_WC_WR_FLUSH_ERR ? Ibv.IBV_WC_WR_FLUSH_ERR : Ibv.IBV_WC_SUCCESS;
-                for (VerbsConnection.Chunk p : before) {
+                for (Chunk p : before) {
                     if (inFlight.take(p.workRequestId) == p) {
-                        b.add(p, inferred, INFERRED);
+                        b.add(p, inferred, CompletionBatch.INFERRED);
                     }
                 }
                 before.clear();
@@ -365,9 +356,6 @@ public final class VerbsDevice implements AutoCloseable {
         }
         return b;
     }
-
-    /** The vendor error of a chunk whose status is inferred from a later completion ({@link #resolve}). */
-    private static final long INFERRED = 1L << 32;
 
     /** {@code ibv_post_send} calls that posted to this device's queue pairs so far (for tests and diagnostics). */
     public long posts() {
@@ -402,92 +390,6 @@ public final class VerbsDevice implements AutoCloseable {
         return completions.get();
     }
 
-    /** Delivers {@code b}, the chunks {@code cqes} completions stood for. */
-    private void deliver(Batch b, int cqes) {
-        completions.addAndGet(cqes);
-        ArrayDeque<Batch> mine = batches.get();
-        mine.push(b);
-        batchesDelivering.incrementAndGet();
-        try {
-            b.deliverRest();
-        } finally {
-            batchesDelivering.decrementAndGet();
-            mine.pop();
-        }
-    }
-
-    /**
-     * Delivers, on this thread, what is left of the batches it is delivering further up its stack,
-     * the oldest first (a poll nested in a delivery: see {@link #batches}).
-     *
-     * @return completions delivered
-     */
-    private int deliverRestOfBatches() {
-        int n = 0;
-        for (var outermostFirst = batches.get().descendingIterator(); outermostFirst.hasNext(); ) {
-            n += outermostFirst.next().deliverRest();
-        }
-        return n;
-    }
-
-    /**
-     * The chunks that completions taken off the queue stand for, delivered in order by whichever
-     * frame of the taking thread gets to each first: a run of successful chunks of one submission
-     * on one connection at once, any other chunk alone.
-     */
-    private final class Batch {
-        private VerbsConnection.Chunk[] chunks;
-        /** Per chunk its status (bits 33 on), whether it is inferred ({@link #INFERRED}, bit 32) and its vendor error (low half). */
-        private long[] results;
-        private int size;
-        /** Index of the next chunk to deliver. */
-        private int next;
-
-        Batch(int capacity) {
-            chunks = new VerbsConnection.Chunk[capacity];
-            results = new long[capacity];
-        }
-
-        void add(VerbsConnection.Chunk c, int status, long vendorError) {
-            if (size == chunks.length) {
-                chunks = Arrays.copyOf(chunks, 2 * size);
-                results = Arrays.copyOf(results, 2 * size);
-            }
-            chunks[size] = c;
-            results[size++] = vendorError == INFERRED ? (long) status << 33 | 1L << 32
-                    : (long) status << 33 | Integer.toUnsignedLong((int) vendorError);
-        }
-
-        /** Delivers the chunks not yet delivered; returns how many. */
-        int deliverRest() {
-            int n = 0;
-            while (next < size) {
-                int i = next;
-                VerbsConnection.Chunk c = chunks[i];
-                int status = (int) (results[i] >>> 33);
-                if (status == Ibv.IBV_WC_SUCCESS) {
-                    int end = i + 1;
-                    while (end < size && results[end] >>> 33 == Ibv.IBV_WC_SUCCESS && c.sameRunAs(chunks[end])) {
-                        end++;
-                    }
-                    next = end;      // before the delivery, which may deliver the rest itself (nested)
-                    n += end - i;
-                    VerbsConnection.Chunk.succeeded(chunks, i, end);
-                    continue;
-                }
-                next = i + 1;
-                n++;
-                boolean inferred = (results[i] & 1L << 32) != 0;
-                c.completed(status, inferred ? WorkCompletions.statusText(status) + " (status " + status
-                        + ", inferred: no completion of its own came before the flush of a later work request on its queue pair;"
-                        + " it may have been done before the queue pair left service)"
-                        : WorkCompletions.statusText(status) + " (status " + status + ", vendor error 0x"
-                        + Integer.toHexString((int) results[i]) + ")");
-            }
-            return n;
-        }
-    }
-
     private void resumeStarved() {
         for (int i = starved.size(); i > 0; i--) {      // those starved again re-queue themselves
             VerbsConnection c = starved.poll();
@@ -510,17 +412,17 @@ public final class VerbsDevice implements AutoCloseable {
         while (pollOnce(true) == POLL_BATCH) {
             // a full batch: there may be more
         }
-        List<VerbsConnection.Chunk> left = new ArrayList<>();
+        List<Chunk> left = new ArrayList<>();
         inFlight.takeIf(chunk -> chunk.connection == c, left::add);
-        for (VerbsConnection.Chunk chunk : left) {
+        for (Chunk chunk : left) {
             chunk.completed(Ibv.IBV_WC_WR_FLUSH_ERR, "not completed: its queue pair was destroyed (" + why + ")");
         }
     }
 
     private void failAll(String why) {
-        List<VerbsConnection.Chunk> failed = new ArrayList<>();
+        List<Chunk> failed = new ArrayList<>();
         inFlight.takeAll(failed::add);      // first all, then fail them: failing one may track more (they fail when posted)
-        for (VerbsConnection.Chunk c : failed) {
+        for (Chunk c : failed) {
             c.completed(-1, why);
         }
     }

@@ -1,5 +1,6 @@
 package io.rdma4j.transport.ibverbs.device;
 
+import io.rdma4j.transport.ibverbs.posting.Chunk;
 import io.rdma4j.transport.ibverbs.posting.VerbsConnection;
 
 import java.util.concurrent.atomic.AtomicLong;
@@ -15,12 +16,12 @@ import java.util.function.Predicate;
  * hash map cost on every op. Ids count up from 1 (0 and -1 mean "not posted" and "already failed"
  * to {@link VerbsConnection}); an id whose slot is taken by a chunk still in flight is skipped.
  *
- * <p>Thread-safe. A chunk's {@link VerbsConnection.Chunk#workRequestId} is set before its slot is
+ * <p>Thread-safe. A chunk's {@link Chunk#workRequestId} is set before its slot is
  * published, so the thread that takes its completion reads it.
  */
 final class WorkRequestTable {
 
-    private final AtomicReferenceArray<VerbsConnection.Chunk> slots;
+    private final AtomicReferenceArray<Chunk> slots;
     private final int mask;
     private final AtomicLong nextId = new AtomicLong(1);
 
@@ -32,12 +33,12 @@ final class WorkRequestTable {
     }
 
     /**
-     * Gives {@code chunk} a new id ({@link VerbsConnection.Chunk#workRequestId}) and tracks it.
+     * Gives {@code chunk} a new id ({@link Chunk#workRequestId}) and tracks it.
      *
      * @return the id
      * @throws IllegalStateException when every slot is taken: more chunks than promised are in flight
      */
-    long add(VerbsConnection.Chunk chunk) {
+    long add(Chunk chunk) {
         for (int tries = 0; tries <= mask; tries++) {
             long id = nextId.getAndIncrement();
             int slot = (int) id & mask;
@@ -56,16 +57,16 @@ final class WorkRequestTable {
      *
      * @return it, or null when no chunk of that id is tracked (never added, taken already, or failed by close)
      */
-    VerbsConnection.Chunk take(long id) {
+    Chunk take(long id) {
         int slot = (int) id & mask;
-        VerbsConnection.Chunk c = slots.get(slot);
+        Chunk c = slots.get(slot);
         return c != null && c.workRequestId == id && slots.compareAndSet(slot, c, null) ? c : null;
     }
 
     /** Takes every tracked chunk that {@code which} accepts and hands it to {@code action}. */
-    void takeIf(Predicate<VerbsConnection.Chunk> which, Consumer<VerbsConnection.Chunk> action) {
+    void takeIf(Predicate<Chunk> which, Consumer<Chunk> action) {
         for (int i = 0; i < slots.length(); i++) {
-            VerbsConnection.Chunk c = slots.get(i);
+            Chunk c = slots.get(i);
             if (c != null && which.test(c) && slots.compareAndSet(i, c, null)) {
                 action.accept(c);
             }
@@ -73,9 +74,9 @@ final class WorkRequestTable {
     }
 
     /** Takes every tracked chunk and hands it to {@code action}. */
-    void takeAll(Consumer<VerbsConnection.Chunk> action) {
+    void takeAll(Consumer<Chunk> action) {
         for (int i = 0; i < slots.length(); i++) {
-            VerbsConnection.Chunk c = slots.getAndSet(i, null);
+            Chunk c = slots.getAndSet(i, null);
             if (c != null) {
                 action.accept(c);
             }

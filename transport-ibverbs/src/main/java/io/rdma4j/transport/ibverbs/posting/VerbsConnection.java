@@ -1,12 +1,7 @@
 package io.rdma4j.transport.ibverbs.posting;
 
 import io.rdma4j.transport.ibverbs.device.VerbsDevice;
-import io.rdma4j.transport.ibverbs.ffi.Ibv;
-import io.rdma4j.transport.ibverbs.ffi.IbverbsException;
 import io.rdma4j.transport.ibverbs.ffi.QueuePair;
-import io.rdma4j.transport.ibverbs.ffi.SendWorkRequests;
-import io.rdma4j.transport.ibverbs.queuepair.HolderQueuePairs;
-import io.rdma4j.transport.ibverbs.queuepair.PeerGroup;
 
 import java.util.ArrayDeque;
 import java.util.ArrayList;
@@ -24,17 +19,11 @@ import java.util.List;
  * replacement instead ({@link VerbsSubmission#collateral}). The queue pair is destroyed once
  * broken and drained, with its device, or at once when a flush does not come ({@link #destroyNow}).
  *
- * <p><b>Chains and selective signalling.</b> The chunks claimed together (an action's ops to this
- * queue pair, as many as there are free slots, and whatever other threads handed over meanwhile)
- * are posted as one chain of work requests, linked through {@code next}, in one {@code
- * ibv_post_send}. Only some ask for a completion ({@code IBV_SEND_SIGNALED}): one in
- * {@code signalEvery} in a row, and always the last chunk of each submission in the chain, so
- * that every submission learns of its end without waiting for another's. An RC send queue
- * completes in order, so the completion of a signalled work request stands for every work request
- * posted before it here that has not completed yet: the device hands them over in that order
- * ({@link #takeSent}), and they are retired (their slots and entries freed) with it. Writes of at
- * most the queue pair's {@code max_inline_data} go inline ({@code IBV_SEND_INLINE}): the device
- * copies their bytes when they are posted.
+ * <p><b>Chains and selective signalling</b> ({@link SendChains}). The chunks claimed together
+ * are posted as one chain of work requests, of which only some ask for a completion. An RC send
+ * queue completes in order, so the completion of a signalled work request stands for every work
+ * request posted before it here that has not completed yet: the device hands them over in that
+ * order ({@link #takeSent}), and they are retired (their slots and entries freed) with it.
  *
  * <p><b>Errors with unsignalled work requests.</b> A work request that fails produces a completion
  * whether it was signalled or not (the verbs rule; soft-RoCE and ConnectX follow it), and so does
@@ -54,104 +43,21 @@ import java.util.List;
  * thread wait for another one inside {@code ibv_post_send} (which on soft-RoCE carries the whole
  * round trip): the thread posting posts what others hand over. So the completion is delivered
  * while the poster is still in the call. A thread may take the turn while holding this object's
- * lock (to destroy the queue pair), never the other way round. {@link #sent}'s lock is taken last
- * and alone. Submissions are told outside them.
+ * lock (to destroy the queue pair), never the other way round. The lock of what was sent
+ * ({@link SendChains#takeSent}) is taken last and alone. Submissions are told outside them.
  */
 public final class VerbsConnection {
 
     private static final System.Logger LOG = System.getLogger(VerbsConnection.class.getName());
 
-    /** One work request's worth of an op: a contiguous local range and the remote range it maps to. */
-    public static final class Chunk {
-        final VerbsSubmission submission;
-        final int opIndex;
-        final int opcode;
-        final long localAddress;
-        final int length;
-        final int lkey;
-        final long remoteAddress;
-        final int rkey;
-        /** The lane the chunk was given: where a replacement connection comes from ({@link HolderQueuePairs#connection}). */
-        public final PeerGroup group;
-        public final int slot;
-        public VerbsConnection connection;
-        /** The work request id the device tracks this chunk by, once claimed for posting. */
-        public long workRequestId;
-        /** Whether it was posted asking for a completion; written in the posting turn before the post. */
-        boolean signalled;
-
-        public Chunk(VerbsSubmission submission, int opIndex, int opcode, long localAddress, int length, int lkey,
-              long remoteAddress, int rkey, PeerGroup group, int slot) {
-            this.submission = submission;
-            this.opIndex = opIndex;
-            this.opcode = opcode;
-            this.localAddress = localAddress;
-            this.length = length;
-            this.lkey = lkey;
-            this.remoteAddress = remoteAddress;
-            this.rkey = rkey;
-            this.group = group;
-            this.slot = slot;
-        }
-
-        /** The same work, not yet queued anywhere: to post again on a replacement connection. */
-        Chunk again() {
-            return new Chunk(submission, opIndex, opcode, localAddress, length, lkey, remoteAddress, rkey, group, slot);
-        }
-
-        /**
-         * Whether this chunk, flushed or not posted, failed only because another submission's
-         * abort (a cancel, a timeout) took its queue pair out of service: it may be posted again
-         * (an RDMA READ or WRITE of unchanged memory can be repeated).
-         */
-        boolean collateral() {
-            VerbsSubmission culprit = connection.brokenFor;
-            return culprit != null && culprit != submission;
-        }
-
-        /**
-         * Called by the thread that took the completion (or on close) with its status; {@code
-         * error} null on success. A flushed work request's error names why its queue pair left
-         * service, when known: the flush is only the echo of that (another op's error, a cancel).
-         */
-        public void completed(int status, String error) {
-            String why = connection.brokenBecause;
-            connection.retired(status != Ibv.IBV_WC_SUCCESS, error);
-            if (status == Ibv.IBV_WC_WR_FLUSH_ERR && why != null) {
-                error = error + "; the queue pair had left service: " + why;
-            }
-            if (status == Ibv.IBV_WC_WR_FLUSH_ERR && collateral()) {
-                submission.collateral(this, error);
-                return;
-            }
-            submission.chunkDone(this, status, error);
-        }
-
-        /** Whether {@code other} is of the same submission and on the same connection: delivered with this one when both succeeded. */
-        public boolean sameRunAs(Chunk other) {
-            return other.submission == submission && other.connection == connection;
-        }
-
-        /**
-         * Chunks {@code from} to {@code to - 1} of {@code chunks}, all of one submission on one
-         * connection, completed successfully (called by the thread that took their completion):
-         * their credits come back at once, then the submission learns of them at once.
-         */
-        public static void succeeded(Chunk[] chunks, int from, int to) {
-            Chunk first = chunks[from];
-            first.connection.retired(to - from);
-            first.submission.chunksDone(to - from);
-        }
-    }
-
     final VerbsDevice device;
     final String peer;
     private final QueuePair qp;
-    /** Serialises {@code ibv_post_send} on the queue pair and the use of {@link #request}. */
+    /** Serialises {@code ibv_post_send} on the queue pair and the use of {@link #chains}. */
     private final PostingTurn<Chunk> posting = new PostingTurn<>(new PostingTurn.Poster<>() {
         @Override
         public PostingTurn.Failed<Chunk> post(List<Chunk> chunks) {
-            return postInTurn(chunks);
+            return chains.post(chunks);
         }
 
         @Override
@@ -160,24 +66,13 @@ public final class VerbsConnection {
             if (!unposted.isEmpty()) {
                 notPosted(unposted, failure);
             }
-            if (failure.startsWith(DANGLING)) {
+            if (failure.startsWith(SendChains.DANGLING)) {
                 destroyNow(failure);    // what was posted of the chain may never report: the device stops touching it now
             }
         }
     });
-    /** The chain being posted; used in {@link #posting}'s turn only. As long as the most chunks in flight at once. */
-    private final SendWorkRequests request;
-    /** One work request in this many posted in a row asks for a completion. */
-    private final int signalEvery;
-    /** Writes of at most this many bytes go inline. */
-    private final int maxInline;
-    /** Work requests posted without a completion since the last one with; in {@link #posting}'s turn only. */
-    private int unsignalledInARow;
-    /**
-     * The chunks posted (or being posted) here whose completion was not taken yet, in the order
-     * they were posted: what a completion stands for ({@link #takeSent}). Its own lock, taken last.
-     */
-    private final ArrayDeque<Chunk> sent = new ArrayDeque<>();
+    /** The chains of work requests posted here, and what was sent and not yet completed; posted in {@link #posting}'s turn only. */
+    private final SendChains chains;
     private final ArrayDeque<Chunk> pending = new ArrayDeque<>();
     private int credits;
     private int inFlight;
@@ -203,9 +98,7 @@ public final class VerbsConnection {
         this.qp = qp;
         this.peer = peer;
         this.credits = Math.max(1, Math.min(depth, qp.maxSendRequests()));
-        this.signalEvery = Math.max(1, signalEvery);
-        this.maxInline = qp.maxInlineData();
-        this.request = SendWorkRequests.allocate(credits, 1);
+        this.chains = new SendChains(this, qp, credits, signalEvery);
     }
 
     /**
@@ -215,6 +108,16 @@ public final class VerbsConnection {
      */
     public boolean isBroken() {
         return brokenBecause != null;
+    }
+
+    /** Why the queue pair left service, or null. */
+    String brokenBecause() {
+        return brokenBecause;
+    }
+
+    /** The submission whose abort took the queue pair out of service, or null ({@link #brokenFor}). */
+    VerbsSubmission brokenFor() {
+        return brokenFor;
     }
 
     /** Whether the queue pair left service because its peer is gone: what it flushed or refused failed for that. */
@@ -340,76 +243,6 @@ public final class VerbsConnection {
         }
     }
 
-    /** Starts the failure of a post that left posted work requests without a completion to come: the queue pair is destroyed. */
-    private static final String DANGLING = "ibv_post_send failed after posting part of a chain";
-
-    /**
-     * Posts claimed chunks, in {@link #posting}'s turn, as chains of work requests (one {@code
-     * ibv_post_send} each; one chain unless they outnumber the work requests of {@link #request}),
-     * unless the queue pair left service meanwhile. A chunk asks for a completion when it is the
-     * last of its submission in the chain, or {@link #signalEvery} in a row did not. The chunks go
-     * into {@link #sent} before the post: their completion may be taken while this thread is still
-     * in it. Those not posted are taken out of it and marked unposted (id 0), or accounted for (id
-     * -1) when the device's close failed them meanwhile (the transport closed between their claim
-     * and this post): they must not be failed twice. When the driver posted part of a chain and the
-     * last work request it posted asks for no completion, the failure starts with {@link #DANGLING}:
-     * nothing may ever report those, so the queue pair is destroyed ({@link #destroyNow}).
-     *
-     * @return null, or the chunks not posted and why
-     */
-    private PostingTurn.Failed<Chunk> postInTurn(List<Chunk> chunks) {
-        int n = chunks.size();
-        for (int from = 0; from < n; ) {
-            int count = Math.min(n - from, request.capacity());
-            String why = brokenBecause;
-            int posted = 0;
-            if (why == null) {
-                for (int i = 0; i < count; i++) {
-                    Chunk c = chunks.get(from + i);
-                    boolean signal = i == count - 1 || chunks.get(from + i + 1).submission != c.submission
-                            || ++unsignalledInARow >= signalEvery;
-                    if (signal) {
-                        unsignalledInARow = 0;
-                    }
-                    c.signalled = signal;
-                    int flags = (signal ? Ibv.IBV_SEND_SIGNALED : 0)
-                            | (c.opcode == Ibv.IBV_WR_RDMA_WRITE && c.length <= maxInline ? Ibv.IBV_SEND_INLINE : 0);
-                    request.setSge(i, 0, c.localAddress, c.length, c.lkey);
-                    request.setRdma(i, c.workRequestId, c.opcode, flags, 1, c.remoteAddress, c.rkey);
-                }
-                synchronized (sent) {
-                    for (int i = 0; i < count; i++) {
-                        sent.addLast(chunks.get(from + i));
-                    }
-                }
-                try {
-                    qp.postSend(request, count);
-                    device.posted();
-                    from += count;
-                    continue;
-                } catch (RuntimeException e) {
-                    int refused = e instanceof IbverbsException ? request.refusedIndex() : 0;
-                    posted = refused < 0 ? count : refused;     // none named: assume all went (the queue pair is destroyed)
-                    why = "ibv_post_send failed: " + e.getMessage();
-                    if (posted > 0 && (refused < 0 || !chunks.get(from + posted - 1).signalled)) {
-                        why = DANGLING + " (" + posted + " of " + count + " work requests posted): " + why;
-                    }
-                    synchronized (sent) {
-                        for (int i = posted; i < count; i++) {
-                            sent.removeLastOccurrence(chunks.get(from + i));
-                        }
-                    }
-                }
-            }
-            List<Chunk> unposted = new ArrayList<>(chunks.subList(from + posted, n));
-            for (Chunk c : unposted) {
-                c.workRequestId = device.untrack(c.workRequestId) ? 0 : -1;
-            }
-            return new PostingTurn.Failed<>(unposted, why);
-        }
-        return null;
-    }
-
     /**
      * The completion of {@code c}, posted here, was taken off the completion queue (status {@code
      * status}): moves the chunks posted here before it, of which no completion was taken, into
@@ -418,14 +251,7 @@ public final class VerbsConnection {
      * completions were taken, under the device's poll lock.
      */
     public void takeSent(Chunk c, List<Chunk> before) {
-        synchronized (sent) {
-            for (Chunk p; (p = sent.pollFirst()) != null; ) {
-                if (p == c) {
-                    return;
-                }
-                before.add(p);
-            }
-        }
+        chains.takeSent(c, before);
     }
 
     /** Claimed chunks that were not posted ({@code why}): their credits and entries come back, the queue pair leaves service, they fail. */
@@ -604,7 +430,7 @@ public final class VerbsConnection {
                 LOG.log(System.Logger.Level.WARNING, "destroying queue pair {0} to {1} failed: {2}", qp.number(), peer,
                         e.getMessage());
             } finally {
-                request.close();
+                chains.close();
             }
         });
     }

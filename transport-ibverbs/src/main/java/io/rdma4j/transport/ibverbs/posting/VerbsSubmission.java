@@ -1,11 +1,8 @@
 package io.rdma4j.transport.ibverbs.posting;
 
 import io.rdma4j.transport.ibverbs.VerbsTransport;
-import io.rdma4j.transport.ibverbs.device.PollWindow;
 import io.rdma4j.transport.ibverbs.device.VerbsDevice;
 import io.rdma4j.transport.ibverbs.ffi.Ibv;
-import io.rdma4j.transport.ibverbs.queuepair.HolderQueuePairs;
-import io.rdma4j.spi.RunOnJoin;
 import io.rdma4j.spi.TransportException;
 import io.rdma4j.spi.Watchdog;
 
@@ -13,13 +10,10 @@ import java.util.ArrayList;
 import java.util.BitSet;
 import java.util.HashSet;
 import java.util.List;
-import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.Executor;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.Function;
-import java.util.function.Supplier;
 
 /**
  * One {@code submit}: its chunks across connections, and the future the manager holds.
@@ -30,9 +24,9 @@ import java.util.function.Supplier;
  * with chunks of this submission in flight is moved to ERROR, which flushes them. On the
  * submission's own deadline the future completes once the flush arrived. Completing the future
  * from outside ({@code cancel}, {@code completeExceptionally} as the manager's watchdog does,
- * {@code complete}, {@code obtrude*}) aborts the same way and returns only after the flush, in the
- * calling thread ({@link #stopFromOutside}), before the future completes and before any
- * dependent stage runs: that thread polls the completion queues itself while it waits, so it may
+ * {@code complete}, {@code obtrude*}: {@link SubmissionFuture}) aborts the same way and returns
+ * only after the flush, in the calling thread ({@link #stopFromOutside}), before the future
+ * completes and before any dependent stage runs: that thread polls the completion queues itself while it waits, so it may
  * be the device's poller (a dependent stage of another op) or a thread polling as a waiter. Where
  * the flush has not arrived within {@code flushBoundNanos}, the queue pairs that carry the
  * submission's chunks are destroyed ({@link VerbsConnection#destroyNow}): once
@@ -62,11 +56,9 @@ import java.util.function.Supplier;
  * proof, or another incarnation at the peer's endpoint) fails as unreachable, as one whose
  * transport retries ran out does.
  *
- * <p>The future implements {@link RunOnJoin}: its {@code runOnJoin()}, called by a thread about to wait
- * for it, polls the devices' completion queues on that thread (one waiting thread per device at a
- * time) for up to their {@link PollWindow} after the last completion it took, so that a short op
- * completes without waking the poller or the waiting thread. A submission that succeeds tells its
- * devices' windows how long it took.
+ * <p>The future ({@link SubmissionFuture}) implements {@code RunOnJoin}: a thread about to wait
+ * for it polls the devices' completion queues itself for up to their {@code PollWindow}. A
+ * submission that succeeds tells its devices' windows how long it took.
  */
 public final class VerbsSubmission {
 
@@ -74,16 +66,17 @@ public final class VerbsSubmission {
     public static final long FLUSH_BOUND_NANOS = 2_000_000_000L;
     private static final System.Logger LOG = System.getLogger(VerbsSubmission.class.getName());
 
-    public final Future future = new Future();
+    /** The manager's future ({@link SubmissionFuture}): completed from outside, it stops this submission first. */
+    public final SubmissionFuture future;
     /** Completed once every chunk is accounted for; the future completes after it, never before. */
     private final CompletableFuture<Void> drained = new CompletableFuture<>();
     private final VerbsDevice[] devices;
     private final Watchdog watchdog;
     private final long flushBoundNanos;
     /** Chunks waiting for a replacement connection ({@link #collateral}): in flight nowhere; an abort accounts for them. Guarded by this. */
-    private final Set<VerbsConnection.Chunk> reposting = new HashSet<>();
+    private final Set<Chunk> reposting = new HashSet<>();
     /** A connection for a chunk's lane in place of its broken one ({@link #collateral}). */
-    private final Function<VerbsConnection.Chunk, CompletableFuture<VerbsConnection>> replacement;
+    private final Function<Chunk, CompletableFuture<VerbsConnection>> replacement;
     private final long startNanos = System.nanoTime();
     private final int opCount;
     /** The connections carrying chunks of this submission (usually one); guarded by this. */
@@ -100,9 +93,8 @@ public final class VerbsSubmission {
     private TransportException abortReason;
     /** The future is being completed from outside: {@link #finish} leaves it to that thread. Guarded by this. */
     private boolean stoppedFromOutside;
-    /** Chunks {@link #gather}ed for {@link #gatheredOn} and not yet posted; the submitting thread's only. */
-    private List<VerbsConnection> gatheredOn;
-    private List<List<VerbsConnection.Chunk>> gathered;
+    /** Chunks {@link #gather}ed and not yet posted; the submitting thread's only. */
+    private Gathered gathered;
 
     /**
      * @param devices         whose completion queues a waiting thread polls (the transport's)
@@ -111,12 +103,13 @@ public final class VerbsSubmission {
      * @param replacement     a connection for a chunk's lane, in place of one another submission's abort broke
      */
     public VerbsSubmission(int opCount, VerbsDevice[] devices, Watchdog watchdog, long flushBoundNanos,
-                    Function<VerbsConnection.Chunk, CompletableFuture<VerbsConnection>> replacement) {
+                    Function<Chunk, CompletableFuture<VerbsConnection>> replacement) {
         this.opCount = opCount;
         this.devices = devices;
         this.watchdog = watchdog;
         this.flushBoundNanos = flushBoundNanos;
         this.replacement = replacement;
+        this.future = new SubmissionFuture(devices, this::stopFromOutside);
         future.whenComplete((ok, t) -> disarm());
     }
 
@@ -144,138 +137,6 @@ public final class VerbsSubmission {
         guard = g;
         if (future.isDone()) {
             g.disarm();
-        }
-    }
-
-    /**
-     * The manager's future; {@code runOnJoin()} lets a thread about to wait for it poll for the
-     * completions itself. Whatever completes it from outside first stops the submission and waits
-     * until the device can no longer touch its memory ({@link #stopFromOutside}).
-     */
-    public final class Future extends CompletableFuture<Void> implements RunOnJoin {
-
-        /** Cancels once nothing of the submission is in flight any more (aborting it first); see the class comment. */
-        @Override
-        public boolean cancel(boolean mayInterruptIfRunning) {
-            if (!isDone()) {
-                stopFromOutside(new TransportException(TransportException.Kind.TIMEOUT, "cancelled"));
-            }
-            return super.cancel(mayInterruptIfRunning);
-        }
-
-        /** Completes with {@code ex} once nothing of the submission is in flight any more (aborting it first). */
-        @Override
-        public boolean completeExceptionally(Throwable ex) {
-            Objects.requireNonNull(ex);
-            if (!isDone()) {
-                stopFromOutside(ex instanceof TransportException te ? te
-                        : new TransportException(TransportException.Kind.TIMEOUT, "completed from outside: " + ex));
-            }
-            return super.completeExceptionally(ex);
-        }
-
-        /** Completes with {@code value} once nothing of the submission is in flight any more (aborting it first). */
-        @Override
-        public boolean complete(Void value) {
-            if (!isDone()) {
-                stopFromOutside(new TransportException(TransportException.Kind.TIMEOUT, "completed from outside"));
-            }
-            return super.complete(value);
-        }
-
-        @Override
-        public void obtrudeValue(Void value) {
-            stopFromOutside(new TransportException(TransportException.Kind.TIMEOUT, "completed from outside"));
-            super.obtrudeValue(value);
-        }
-
-        @Override
-        public void obtrudeException(Throwable ex) {
-            Objects.requireNonNull(ex);
-            stopFromOutside(new TransportException(TransportException.Kind.TIMEOUT, "completed from outside: " + ex));
-            super.obtrudeException(ex);
-        }
-
-        /** Through {@link #complete} and {@link #completeExceptionally}, which stop the submission first. */
-        @Override
-        public CompletableFuture<Void> completeAsync(Supplier<? extends Void> supplier, Executor executor) {
-            Objects.requireNonNull(supplier);
-            Objects.requireNonNull(executor);
-            executor.execute(() -> {
-                Void v;
-                try {
-                    v = supplier.get();
-                } catch (Throwable t) {
-                    completeExceptionally(t);
-                    return;
-                }
-                complete(v);
-            });
-            return this;
-        }
-
-        /** How the submission itself completes the future, once drained. */
-        void settle(TransportException e) {
-            if (e == null) {
-                super.complete(null);
-            } else {
-                super.completeExceptionally(e);
-            }
-        }
-
-        /**
-         * Polls the devices' completion queues on this thread until this future is done, or until
-         * the longest of their poll windows ({@link PollWindow}) passed without a completion; then
-         * returns (done or not).
-         * Only one waiting thread polls a device at a time, so that many waiters do not spin the
-         * CPUs that the device's driver needs too (soft-RoCE does its work on the host's CPUs);
-         * a thread that finds every device taken returns at once and sleeps on the future.
-         */
-        @Override
-        public void runOnJoin() {
-            if (isDone()) {
-                return;
-            }
-            long claimed = 0;       // bit i: this thread polls devices[i] (one waiting thread per device at a time)
-            for (int i = 0; i < devices.length && i < Long.SIZE; i++) {
-                if (devices[i].claimWaiterPolling()) {
-                    claimed |= 1L << i;
-                }
-            }
-            if (claimed == 0) {
-                return;     // other waiters poll: this thread sleeps until one of them (or the poller) completes its ops
-            }
-            try {
-                long pollNanos = 0;
-                for (int i = 0; i < devices.length && i < Long.SIZE; i++) {
-                    if ((claimed & 1L << i) != 0) {
-                        pollNanos = Math.max(pollNanos, devices[i].pollWindow.nanos());
-                    }
-                }
-                long last = System.nanoTime();
-                while (!isDone()) {
-                    int taken = 0;
-                    for (int i = 0; i < devices.length && i < Long.SIZE; i++) {
-                        if ((claimed & 1L << i) != 0) {
-                            taken += devices[i].pollOnce(false);
-                        }
-                    }
-                    long now = System.nanoTime();
-                    if (taken > 0) {
-                        last = now;
-                    } else if (now - last >= pollNanos) {
-                        return;
-                    } else {
-                        Thread.onSpinWait();
-                    }
-                }
-            } finally {
-                for (int i = 0; i < devices.length && i < Long.SIZE; i++) {
-                    if ((claimed & 1L << i) != 0) {
-                        devices[i].releaseWaiterPolling();
-                    }
-                }
-            }
         }
     }
 
@@ -349,44 +210,21 @@ public final class VerbsSubmission {
      * {@code c} ({@link #postGathered}): an action's ops to one queue pair go as one chain of work
      * requests. For the submitting thread only, while it starts the ops.
      */
-    public void gather(VerbsConnection c, VerbsConnection.Chunk chunk) {
-        if (gatheredOn == null) {
-            gatheredOn = new ArrayList<>(2);
-            gathered = new ArrayList<>(2);
-        }
-        int i = gatheredOn.indexOf(c);      // by identity (no equals); a few connections at most
-        if (i < 0) {
-            i = gatheredOn.size();
-            gatheredOn.add(c);
-            gathered.add(new ArrayList<>());
-        }
-        gathered.get(i).add(chunk);
+    public void gather(VerbsConnection c, Chunk chunk) {
+        (gathered == null ? gathered = new Gathered() : gathered).add(c, chunk);
     }
 
     /** Counts and queues, per connection, what {@link #gather} gathered, unless the submission was aborted meanwhile. */
     public void postGathered() {
-        List<VerbsConnection> on = gatheredOn;
-        if (on == null) {
+        Gathered g = gathered;
+        if (g == null) {
             return;
         }
-        List<List<VerbsConnection.Chunk>> chunks = gathered;
-        gatheredOn = null;
         gathered = null;
-        for (int i = 0; i < on.size(); i++) {
-            VerbsConnection c = on.get(i);
-            List<VerbsConnection.Chunk> mine = chunks.get(i);
-            if (!expect(c, mine.size())) {
-                return;     // aborted: not posted, nor counted
-            }
-            if (mine.size() == 1) {
-                c.enqueue(mine.getFirst());
-            } else {
-                c.enqueue(mine);
-            }
-        }
+        g.post(this);
     }
 
-    void chunkDone(VerbsConnection.Chunk c, int status, String error) {
+    void chunkDone(Chunk c, int status, String error) {
         boolean done;
         synchronized (this) {
             if (error != null) {
@@ -410,12 +248,12 @@ public final class VerbsSubmission {
 
     /**
      * {@code c} was flushed or not posted only because another submission's abort took its queue
-     * pair out of service ({@link VerbsConnection.Chunk#collateral}): unless this submission was
+     * pair out of service ({@link Chunk#collateral}): unless this submission was
      * aborted meanwhile (its own deadline, a cancel), posts it again on a replacement connection
      * of the same lane, where it counts as the same chunk. No collateral failures: actions that
      * share a queue pair with a cancelled or timed-out one finish on its replacement.
      */
-    void collateral(VerbsConnection.Chunk c, String error) {
+    void collateral(Chunk c, String error) {
         boolean again;
         synchronized (this) {
             again = !aborted;
@@ -451,7 +289,7 @@ public final class VerbsSubmission {
         });
     }
 
-    private static TransportException toException(VerbsConnection.Chunk c, int status, String error) {
+    private static TransportException toException(Chunk c, int status, String error) {
         String what = (c.opcode == Ibv.IBV_WR_RDMA_READ ? "RDMA READ" : "RDMA WRITE") + " of " + c.length + " bytes via "
                 + c.connection + ": " + error;
         if (status == Ibv.IBV_WC_REM_ACCESS_ERR) {
@@ -472,7 +310,7 @@ public final class VerbsSubmission {
     void abort(TransportException reason) {
         boolean idle;
         List<VerbsConnection> toBreak;
-        List<VerbsConnection.Chunk> notReposted = null;
+        List<Chunk> notReposted = null;
         synchronized (this) {
             if (reason != null && abortReason == null) {
                 abortReason = reason;
@@ -505,7 +343,7 @@ public final class VerbsSubmission {
             }
         }
         if (notReposted != null) {
-            for (VerbsConnection.Chunk c : notReposted) {
+            for (Chunk c : notReposted) {
                 chunkDone(c, -1, "not posted again: the op was stopped while its queue pair was being replaced");
             }
         }

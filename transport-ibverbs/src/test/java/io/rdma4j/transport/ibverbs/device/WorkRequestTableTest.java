@@ -1,7 +1,7 @@
 package io.rdma4j.transport.ibverbs.device;
 
 import io.rdma4j.transport.ibverbs.ffi.Ibv;
-import io.rdma4j.transport.ibverbs.posting.VerbsConnection;
+import io.rdma4j.transport.ibverbs.posting.Chunk;
 import org.junit.jupiter.api.Test;
 
 import java.util.ArrayList;
@@ -18,14 +18,14 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 /** Where a completion's work request id finds its chunk: each id once, never another chunk's. */
 class WorkRequestTableTest {
 
-    private static VerbsConnection.Chunk chunk() {
-        return new VerbsConnection.Chunk(null, 0, Ibv.IBV_WR_RDMA_READ, 0x1000, 8, 1, 0x2000, 2, null, 0);
+    private static Chunk chunk() {
+        return new Chunk(null, 0, Ibv.IBV_WR_RDMA_READ, 0x1000, 8, 1, 0x2000, 2, null, 0);
     }
 
     @Test
     void add_thenTake_returnsTheChunkOnceUnderTheIdItWasGiven() {
         WorkRequestTable table = new WorkRequestTable(4);
-        VerbsConnection.Chunk c = chunk();
+        Chunk c = chunk();
 
         long id = table.add(c);
 
@@ -40,7 +40,7 @@ class WorkRequestTableTest {
         long first = table.add(chunk());
         table.take(first);
         table.add(chunk());
-        VerbsConnection.Chunk later = chunk();
+        Chunk later = chunk();
         long laterId = table.add(later);
 
         assertEquals(first & 1, laterId & 1);
@@ -51,7 +51,7 @@ class WorkRequestTableTest {
     @Test
     void add_skipsSlotsOfChunksStillInFlight() {
         WorkRequestTable table = new WorkRequestTable(2);       // 4 slots
-        VerbsConnection.Chunk held = chunk();
+        Chunk held = chunk();
         long heldId = table.add(held);
         Set<Long> ids = new HashSet<>();
         for (int i = 0; i < 3; i++) {
@@ -77,14 +77,14 @@ class WorkRequestTableTest {
     @Test
     void takeAll_handsOverEveryTrackedChunkOnce() {
         WorkRequestTable table = new WorkRequestTable(8);
-        List<VerbsConnection.Chunk> added = new ArrayList<>();
+        List<Chunk> added = new ArrayList<>();
         for (int i = 0; i < 5; i++) {
-            VerbsConnection.Chunk c = chunk();
+            Chunk c = chunk();
             table.add(c);
             added.add(c);
         }
         table.take(added.get(2).workRequestId);
-        List<VerbsConnection.Chunk> taken = new ArrayList<>();
+        List<Chunk> taken = new ArrayList<>();
 
         table.takeAll(taken::add);
         table.takeAll(taken::add);

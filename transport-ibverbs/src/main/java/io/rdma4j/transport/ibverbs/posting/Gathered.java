@@ -1,0 +1,45 @@
+package io.rdma4j.transport.ibverbs.posting;
+
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The small ops of one {@link VerbsSubmission} gathered per connection while the submitting thread
+ * starts them ({@link VerbsSubmission#gather}), so that an action's ops to one queue pair go as
+ * one chain of work requests ({@link VerbsSubmission#postGathered}).
+ *
+ * <p>Not thread-safe: the submitting thread's only.
+ */
+final class Gathered {
+
+    private final List<VerbsConnection> on = new ArrayList<>(2);
+    /** Per connection of {@link #on}, at the same index, its chunks in the order gathered. */
+    private final List<List<Chunk>> chunks = new ArrayList<>(2);
+
+    /** Adds {@code chunk}, of one op on {@code c}, to those gathered for {@code c}. */
+    void add(VerbsConnection c, Chunk chunk) {
+        int i = on.indexOf(c);      // by identity (no equals); a few connections at most
+        if (i < 0) {
+            i = on.size();
+            on.add(c);
+            chunks.add(new ArrayList<>());
+        }
+        chunks.get(i).add(chunk);
+    }
+
+    /** Counts ({@link VerbsSubmission#expect}) and queues, per connection, what was gathered, unless {@code s} was aborted meanwhile. */
+    void post(VerbsSubmission s) {
+        for (int i = 0; i < on.size(); i++) {
+            VerbsConnection c = on.get(i);
+            List<Chunk> mine = chunks.get(i);
+            if (!s.expect(c, mine.size())) {
+                return;     // aborted: not posted, nor counted
+            }
+            if (mine.size() == 1) {
+                c.enqueue(mine.getFirst());
+            } else {
+                c.enqueue(mine);
+            }
+        }
+    }
+}
