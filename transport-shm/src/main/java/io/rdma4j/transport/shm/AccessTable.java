@@ -1,21 +1,16 @@
 package io.rdma4j.transport.shm;
 
-import io.rdma4j.transport.shm.ffi.Libc;
 import io.rdma4j.transport.shm.ffi.MemoryFile;
 import io.rdma4j.transport.shm.ffi.ParkedFd;
-import io.rdma4j.transport.shm.ffi.ProcessVmCopier;
 
 import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.invoke.VarHandle;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.BitSet;
 import java.util.List;
 import java.util.Optional;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.locks.LockSupport;
 
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
@@ -33,7 +28,7 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
  *     revive or withdraw a buffer;</li>
  * <li>a <b>rows</b> file per holder process (by its {@code SO_PEERCRED} pid): one row per copy it
  *     has in flight (claimed, slot, generation, and a count of the copies the row announced so
- *     far), written by that holder, read by the owner.</li>
+ *     far), written by that holder, read by the owner ({@link GrantedHolders}).</li>
  * </ul>
  *
  * <p><b>Protocol</b> (hazard pointers across processes). A holder about to copy buffer
@@ -84,23 +79,21 @@ public final class AccessTable implements AutoCloseable {
     /** Where the slots file's header keeps the dormant flag (owner-written; 1: holders must wake the owner). */
     private static final long DORMANT_FLAG = 24;
     /** Where a row keeps the count of copies it announced. */
-    private static final long ROW_ENTRIES = 24;
+    static final long ROW_ENTRIES = 24;
     /** Set in the generation of a buffer whose memory may go away without a release (see the class comment). */
     public static final long WATCHED = 1L << 62;
-    private static final long ROW = 32;
+    /** Bytes of one row: claimed, slot, generation, count of copies announced. */
+    static final long ROW = 32;
     private static final long SLOTS_SIZE = HEADER + 8L * SLOTS;
-    private static final long ROWS_SIZE = ROW * ROWS;
-    private static final VarHandle LONG = JAVA_LONG.varHandle();
-
-    private static final System.Logger LOG = System.getLogger(AccessTable.class.getName());
+    static final long ROWS_SIZE = ROW * ROWS;
+    static final VarHandle LONG = JAVA_LONG.varHandle();
 
     private final Arena arena;
     private final MemorySegment slots;      // owner: writable; holder: read-only
     private final ParkedFd parkedSlots;     // owner only
     private final BitSet used;              // owner only: slots in use
     private final MemorySegment rows;       // holder only: its own rows
-    private final ConcurrentHashMap<Long, Holder> holders = new ConcurrentHashMap<>();    // owner: by pid
-    private final java.util.Queue<Holder> retired = new java.util.concurrent.ConcurrentLinkedQueue<>();  // closed by revoke/close
+    private final GrantedHolders holders = new GrantedHolders();    // owner: the holder processes granted buffers
     private long nextGeneration = 1;
     private boolean closed;
 
@@ -189,21 +182,7 @@ public final class AccessTable implements AutoCloseable {
      */
     public ParkedFd grant(long pid, Slot slot) throws IOException {
         requireOwner();
-        Holder h = holders.get(pid);
-        if (h != null && h.exited()) {      // its pid came back: a new process; the old record is closed by the next revoke
-            holders.remove(pid, h);
-            retired.add(h);
-            h = null;
-        }
-        if (h == null) {
-            h = new Holder(pid);
-            holders.put(pid, h);
-        }
-        if (h.stalled) {
-            throw new IOException("holder pid " + pid + " kept copying a released buffer past the release's wait");
-        }
-        h.granted.add(slot);
-        return h.parked;
+        return holders.grant(pid, slot);
     }
 
     /**
@@ -253,41 +232,9 @@ public final class AccessTable implements AutoCloseable {
             return Revoked.QUIET;       // free, or another buffer's since
         }
         LONG.setVolatile(slots, slotOffset(slot.index()), 0L);      // 0 already when withdrawn
-        long deadline = System.nanoTime() + maxWait.toNanos();
-        List<Long> waitedOut = new ArrayList<>();
-        List<Long> ignored = new ArrayList<>();
-        try (ProcessVmCopier poller = new ProcessVmCopier()) {
-            for (Holder h : holders.values()) {
-                if (!h.granted.remove(slot)) {
-                    continue;       // never granted this buffer: its rows are not waited for
-                }
-                if (h.stalled) {
-                    if (h.announces(slot)) {
-                        ignored.add(h.pid);
-                    }
-                    continue;
-                }
-                if (!h.awaitQuiet(slot, deadline, poller)) {
-                    h.stalled = true;
-                    waitedOut.add(h.pid);
-                    LOG.log(System.Logger.Level.WARNING, "shm: holder pid {0} still announced a copy of a released "
-                            + "buffer after {1}; no later release waits for it, and it is granted nothing more",
-                            h.pid, maxWait);
-                }
-            }
-        }
-        holders.values().removeIf(h -> {
-            if (h.exited()) {
-                retired.add(h);
-                return true;
-            }
-            return false;
-        });
-        for (Holder h; (h = retired.poll()) != null; ) {
-            h.close();
-        }
+        Revoked revoked = holders.awaitQuiet(slot, maxWait);
         used.clear(slot.index());
-        return waitedOut.isEmpty() && ignored.isEmpty() ? Revoked.QUIET : new Revoked(waitedOut, ignored);
+        return revoked;
     }
 
     /**
@@ -336,17 +283,7 @@ public final class AccessTable implements AutoCloseable {
      */
     public long entries() {
         requireOwner();
-        long sum = 0;
-        for (Holder h : holders.values()) {
-            try {
-                for (int row = 0; row < ROWS; row++) {
-                    sum += (long) LONG.getVolatile(h.rows, ROW * row + ROW_ENTRIES);
-                }
-            } catch (IllegalStateException closedMeanwhile) {
-                // a holder that exited, closed by a revoke on another thread: it copies nothing more
-            }
-        }
-        return sum;
+        return holders.entries();
     }
 
     /**
@@ -454,93 +391,8 @@ public final class AccessTable implements AutoCloseable {
             return;
         }
         closed = true;
-        holders.values().forEach(Holder::close);
-        holders.clear();
-        retired.forEach(Holder::close);
-        retired.clear();
+        holders.close();
         arena.close();
-    }
-
-    /** Owner: one holder process's rows file, the process's pidfd, and what it was granted. */
-    private static final class Holder {
-        final long pid;
-        final Arena arena = Arena.ofShared();
-        final MemorySegment rows;
-        final ParkedFd parked;
-        final int pidfd;                     // -1 when pidfd_open failed: then its pid is asked instead
-        final java.util.Set<Slot> granted = ConcurrentHashMap.newKeySet();
-        volatile boolean stalled;
-        private boolean closed;
-
-        Holder(long pid) throws IOException {
-            this.pid = pid;
-            try {
-                MemoryFile.Mapped file = MemoryFile.create("rdma4j-shm-rows", ROWS_SIZE, arena, m -> { });
-                this.rows = file.segment();
-                this.parked = file.parked();
-            } catch (IOException | RuntimeException e) {
-                arena.close();
-                throw e;
-            }
-            int fd = Libc.pidfdOpen(pid);
-            this.pidfd = fd >= 0 ? fd : -1;
-        }
-
-        boolean exited() {
-            if (pidfd < 0) {
-                return ProcessHandle.of(pid).map(p -> !p.isAlive()).orElse(true);
-            }
-            try (ProcessVmCopier poller = new ProcessVmCopier()) {
-                return poller.hasExited(pidfd);
-            }
-        }
-
-        boolean announces(Slot slot) {
-            for (int row = 0; row < ROWS; row++) {
-                if (announces(row, slot)) {
-                    return true;
-                }
-            }
-            return false;
-        }
-
-        private boolean announces(int row, Slot slot) {
-            long base = ROW * row;
-            return (long) LONG.getVolatile(rows, base) != 0
-                    && (long) LONG.getVolatile(rows, base + 16) == slot.generation()
-                    && (long) LONG.getVolatile(rows, base + 8) == slot.index();
-        }
-
-        /** Waits until no row announces {@code slot} or this holder exited: true; false when {@code deadline} passed first. */
-        boolean awaitQuiet(Slot slot, long deadline, ProcessVmCopier poller) {
-            for (int row = 0; row < ROWS; row++) {
-                int spins = 0;
-                while (announces(row, slot)) {
-                    if (pidfd >= 0 ? poller.hasExited(pidfd) : exited()) {
-                        return true;
-                    }
-                    if (System.nanoTime() - deadline > 0) {
-                        return false;
-                    }
-                    if (++spins < 1000) {
-                        Thread.onSpinWait();
-                    } else {
-                        LockSupport.parkNanos(20_000);
-                    }
-                }
-            }
-            return true;
-        }
-
-        synchronized void close() {
-            if (!closed) {
-                closed = true;
-                arena.close();
-                if (pidfd >= 0) {
-                    Libc.close(pidfd);
-                }
-            }
-        }
     }
 
     /**

@@ -1,7 +1,5 @@
 package io.rdma4j.transport.shm;
 
-import io.rdma4j.unix.Errno;
-import io.rdma4j.transport.shm.ffi.Libc;
 import io.rdma4j.transport.shm.ffi.ProcessVmCopier;
 import io.rdma4j.transport.shm.ffi.UnixSockets;
 import io.rdma4j.spi.BufferAccessException;
@@ -19,8 +17,6 @@ import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
-import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
@@ -28,10 +24,10 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 
 /**
- * The holder's side of the shm transport: decides per owner whether this process can attach to
- * it and which path each kind of the owner's memory takes (once, logged at INFO: its memory files
- * by mapping; its other registered memory by cross-memory attach where the owner and the kernel
- * allow it, else by the owner's staging copy, {@link StagingChannel}), asks the owner for each
+ * The holder's side of the shm transport: decides per owner ({@link ShmPeers}) whether this
+ * process can attach to it and which path each kind of the owner's memory takes (once, logged at
+ * INFO: its memory files by mapping; its other registered memory by cross-memory attach where the
+ * owner and the kernel allow it, else by the owner's staging copy, {@link StagingChannel}), asks the owner for each
  * buffer's grant (once, over the owner's hand-over socket, which hands the memory files over:
  * {@link Handover}), and runs ops as copies on the calling thread.
  *
@@ -48,18 +44,14 @@ import java.util.concurrent.Future;
  */
 final class ShmHolder implements AutoCloseable {
 
-    private static final System.Logger LOG = System.getLogger(ShmHolder.class.getName());
-
     private final HostIdentity self;
-    private final String ownIncarnation;
     private final RegistrationLookup registrations;
     private final long chunk;
     private final int copyThreads;
     private final ExecutorService helpers;      // null when copyThreads is 1
-    private final Map<String, Object> peers = new ConcurrentHashMap<>();   // incarnation -> ShmPeer or String (refusal)
+    private final ShmPeers peers;      // the owners: attached or refused, once each
     private final ConcurrentLinkedQueue<ProcessVmCopier> copiers = new ConcurrentLinkedQueue<>();
     private volatile boolean closed;
-    private final boolean forceStaging;
 
     ShmHolder(HostIdentity self, byte[] ownIncarnation, RegistrationLookup registrations, long chunk, int copyThreads) {
         this(self, ownIncarnation, registrations, chunk, copyThreads, false);
@@ -71,9 +63,8 @@ final class ShmHolder implements AutoCloseable {
      */
     ShmHolder(HostIdentity self, byte[] ownIncarnation, RegistrationLookup registrations, long chunk, int copyThreads,
               boolean forceStaging) {
-        this.forceStaging = forceStaging;
         this.self = self;
-        this.ownIncarnation = HexFormat.of().formatHex(ownIncarnation);
+        this.peers = new ShmPeers(self, HexFormat.of().formatHex(ownIncarnation), forceStaging, this::probe);
         this.registrations = registrations;
         this.chunk = chunk;
         this.copyThreads = copyThreads;
@@ -91,79 +82,7 @@ final class ShmHolder implements AutoCloseable {
      *                            {@link Kind#PROTOCOL} for a malformed context
      */
     ShmRemote decode(RemoteBufferRef ref) {
-        if (ref.incarnation().equalsIgnoreCase(ownIncarnation)) {
-            return new ShmRemote.Local(ref);
-        }
-        ShmContext context;
-        try {
-            context = ShmContext.fromBytes(ref.context());
-        } catch (IllegalArgumentException e) {
-            throw new TransportException(Kind.PROTOCOL, "malformed shm context: " + e.getMessage(), e);
-        }
-        Object peer = peers.computeIfAbsent(ref.incarnation(), inc -> attach(inc, ref, context));
-        if (peer instanceof ShmPeer p) {
-            if (forceStaging || !context.memoryFile() && !p.crossMemory()) {
-                return new ShmRemote.Staged(ref, p);
-            }
-            return new ShmRemote.Attached(ref, p);
-        }
-        throw new TransportException(Kind.PEER_UNREACHABLE, "shm cannot reach " + ref.owner() + ": " + peer);
-    }
-
-    /** An attached peer, or the reason (a String) why not; logs a refusal once, at INFO. */
-    private Object attach(String incarnation, RemoteBufferRef ref, ShmContext context) {
-        String socket = Handover.name(HexFormat.of().formatHex(context.socket()));
-        String reason = self.whyNotReachable(context.host()).orElse(null);
-        if (reason == null) {
-            try {
-                Libc.close(Handover.connect(socket, context.pid(), Handover.SERVE_TIMEOUT.toNanos()));
-            } catch (IOException | RuntimeException e) {
-                reason = "cannot reach the owner's hand-over socket: " + e.getMessage();
-            }
-        }
-        String refusal = context.refusal();
-        if (reason == null && refusal.isEmpty() && !forceStaging) {
-            try {
-                int errno = probe(context);         // else: no attach is tried at all
-                if (errno != 0) {
-                    refusal = "the kernel refused process_vm_readv on owner pid " + context.pid() + ": "
-                            + Errno.describe(errno);
-                }
-            } catch (RuntimeException e) {
-                refusal = "the probe copy from owner pid " + context.pid() + " failed: " + e.getMessage();
-            }
-        }
-        if (reason != null) {
-            LOG.log(System.Logger.Level.INFO, "shm: falling back to the next transport for owner {0} (pid {1}): {2}",
-                    ref.owner(), String.valueOf(context.pid()), reason);
-            return reason;
-        }
-        int pidfd = Libc.pidfdOpen(context.pid());
-        if (pidfd < 0) {
-            reason = "pidfd_open(" + context.pid() + ") failed (" + Errno.describe(-pidfd) + "): without a process "
-                    + "descriptor a copy cannot be sure to reach the owner rather than a process that took its pid";
-            LOG.log(System.Logger.Level.INFO, "shm: falling back to the next transport for owner {0} (pid {1}): {2}",
-                    ref.owner(), String.valueOf(context.pid()), reason);
-            return reason;
-        }
-        LOG.log(System.Logger.Level.DEBUG, "shm: attached to owner {0} (pid {1}, pidfd {2})", ref.owner(),
-                String.valueOf(context.pid()), pidfd);
-        LOG.log(System.Logger.Level.INFO, "shm: owner {0} (pid {1}): {2}", ref.owner(), String.valueOf(context.pid()),
-                routes(refusal));
-        return new ShmPeer(incarnation, context.pid(), pidfd, forceStaging && refusal.isEmpty()
-                ? "rdma.shm.forceStaging=true" : refusal, socket);
-    }
-
-    /** Which path each kind of the owner's memory takes, and why: the INFO line logged once per owner. */
-    private String routes(String refusal) {
-        if (forceStaging) {
-            return "every buffer by the owner's staging copy (rdma.shm.forceStaging=true)";
-        }
-        if (refusal.isEmpty()) {
-            return "allocate()d buffers by mapping their memory files, other registered memory by cross-memory attach";
-        }
-        return "allocate()d buffers by mapping their memory files, other registered memory by the owner's staging copy "
-                + "(two copies; cross-memory attach not permitted: " + refusal + ")";
+        return peers.decode(ref);
     }
 
     /** Reads the first 8 bytes of the owner's table with process_vm_readv: the ptrace check, for real. */
@@ -526,12 +445,7 @@ final class ShmHolder implements AutoCloseable {
         if (helpers != null) {
             helpers.close();
         }
-        for (Object p : peers.values()) {
-            if (p instanceof ShmPeer peer) {
-                peer.close();
-            }
-        }
-        peers.clear();
+        peers.close();
         for (ProcessVmCopier c; (c = copiers.poll()) != null; ) {
             c.close();
         }

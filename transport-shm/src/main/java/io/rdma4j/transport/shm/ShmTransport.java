@@ -39,17 +39,17 @@ import java.util.concurrent.Executors;
  * <p><b>Arenas closed without release.</b> A caller may close the arena of a segment it registered
  * without releasing it first. TCP finds out at the next request (the owner pins the buffer);
  * here holders copy without asking, so while holders copy the owner looks at such segments'
- * arenas every {@value #WATCH_MILLIS} ms and withdraws a closed one from the access table; a
- * holder's op then fails with the owner's word for it, as over TCP. Once holders stop copying the
- * owner stops looking (dormant, {@link #withdrawClosed}: an idle owner does not wake for it), and
- * the next holder about to copy such a segment wakes it first, which looks at once
- * ({@link AccessTable}). What is promised: ops that start {@value #WATCH_MILLIS} ms or more after
- * the close (and a watchdog tick) are refused; so is the first op after the owner went dormant,
- * whenever the close came. What is
- * not: an op in that window may still copy the segment's memory, which the owner's allocator may have
- * reused meanwhile (memory unmapped by the close fails such a copy at once). Only releasing before
- * closing avoids that window, on any transport that copies without the owner's help. Memory from
- * {@code allocate()} is closed by the manager only after release, and is not watched.
+ * arenas every {@value ArenaWatch#WATCH_MILLIS} ms and withdraws a closed one from the access
+ * table; a holder's op then fails with the owner's word for it, as over TCP. Once holders stop
+ * copying the owner stops looking (dormant, {@link ArenaWatch}: an idle owner does not wake for
+ * it), and the next holder about to copy such a segment wakes it first, which looks at once
+ * ({@link AccessTable}). What is promised: ops that start {@value ArenaWatch#WATCH_MILLIS} ms or
+ * more after the close (and a watchdog tick) are refused; so is the first op after the owner went
+ * dormant, whenever the close came. What is not: an op in that window may still copy the
+ * segment's memory, which the owner's allocator may have reused meanwhile (memory unmapped by the
+ * close fails such a copy at once). Only releasing before closing avoids that window, on any
+ * transport that copies without the owner's help. Memory from {@code allocate()} is closed by
+ * the manager only after release, and is not watched.
  *
  * <p><b>Permission.</b> Nothing the kernel protects is loosened unless the user opted in with
  * {@link ShmSettings#ALLOW_ANY_PTRACER} ({@link AnyPtracer}). Where same-user peers may not
@@ -57,7 +57,8 @@ import java.util.concurrent.Executors;
  * tokens say so: holders then map this owner's {@code allocate()}d buffers (memory files) and
  * reach its other registered memory through its staging copy: on request, a staging file shared
  * with that holder and a {@link StagingServer} thread that copies between it and the buffer after
- * checking each request as a TCP request is checked. The owner grants nothing else.
+ * checking each request as a TCP request is checked ({@link StagingServers}). The owner grants
+ * nothing else.
  *
  * <p><b>Memory files.</b> A buffer is handed over as a memory file only when it is one whole
  * (what {@code allocate()} registers): a registration of part of one is other memory, since the
@@ -96,15 +97,15 @@ final class ShmTransport implements Transport {
      *
      * @param file the memory file that is exactly the segment, or null for other memory
      */
-    private record Published(AccessTable.Slot slot, MemorySegment segment, MemoryFile.Mapped file) {
+    record Published(AccessTable.Slot slot, MemorySegment segment, MemoryFile.Mapped file) {
     }
 
     /** Memory files whose own registration (the one {@code allocate} made them for) came: later ones are watched. */
     private final java.util.Set<MemoryFile.Mapped> claimedFiles = ConcurrentHashMap.newKeySet();
-    /** Registrations whose arena may close without release (caller memory, slices): id -> published. */
-    private final ConcurrentHashMap<Long, Published> watched = new ConcurrentHashMap<>();
-    /** Whether a watch of {@link #watched} is armed on the manager's watchdog. */
-    private final java.util.concurrent.atomic.AtomicBoolean watching = new java.util.concurrent.atomic.AtomicBoolean();
+    /** The watch of registrations whose arena may close without release (caller memory, slices). */
+    private final ArenaWatch arenaWatch;
+    /** The staging channels this owner serves. */
+    private final StagingServers staging;
 
     /**
      * Opens the owner's table and does the permission step.
@@ -115,6 +116,8 @@ final class ShmTransport implements Transport {
         this.context = context;
         this.releaseWait = context.settings().get(ShmSettings.RELEASE_WAIT);
         this.table = AccessTable.create();
+        this.arenaWatch = new ArenaWatch(table, context.watchdog(), () -> closed);
+        this.staging = new StagingServers(context.registrations());
         AnyPtracer.Plan plan = AnyPtracer.plan(scope, context.settings().get(ShmSettings.ALLOW_ANY_PTRACER));
         String why = plan.setAnyPtracer() ? AnyPtracer.apply() : plan.refusal();
         this.appliedPtracer = plan.setAnyPtracer() && why.isEmpty();
@@ -164,7 +167,7 @@ final class ShmTransport implements Transport {
         Published p = new Published(slot.get(), segment, file);
         published.put(bufferId, p);
         if (!allocation) {
-            watched.put(bufferId, p);       // looked at once a holder is granted it (serve)
+            arenaWatch.add(bufferId, p);       // looked at once a holder is granted it (serve)
         }
         return Registered.context(file != null ? fileContext : otherContext);
     }
@@ -179,94 +182,9 @@ final class ShmTransport implements Transport {
         return f != null && claimedFiles.add(f);
     }
 
-    /** Arms the next look at the watched registrations, {@value #WATCH_MILLIS} ms from now, unless one is armed. */
-    private void watch() {
-        if (!closed && watching.compareAndSet(false, true)) {
-            context.watchdog().arm(WATCH_NANOS, this::withdrawClosed);
-        }
-    }
-
-    /**
-     * How often the watched registrations' arenas are looked at while holders copy, in ms: the
-     * window in which a misused (closed, not released) segment may still be copied, against the
-     * owner's cost (every look wakes the watchdog: at one tick, 10 ms, an idle manager spent 0.55%
-     * of a core on it, half the budget of an idle manager; at 100 ms, on a virtual machine that
-     * charged 1 to 2 ms of CPU to every timer wake-up, 1.1% of a core, and at 250 ms still 0.9%: the
-     * whole budget). Once holders stop copying, the owner stops looking ({@link #withdrawClosed}).
-     */
-    static final long WATCH_MILLIS = 1000;
-    private static final long WATCH_NANOS = java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(WATCH_MILLIS);
-
-    /**
-     * A look, on the watchdog's thread: withdraws from the access table every watched registration
-     * whose arena was closed without release, so that holders' next ops are refused (asked, the
-     * owner then says why: the arena was closed, as TCP says), and looks again in
-     * {@value #WATCH_MILLIS} ms while holders copy. When no holder began a copy since the last look
-     * ({@link AccessTable#entries}), the owner goes dormant instead: it sets the table's dormant flag
-     * first, then looks, and plans no next look; a holder about to copy a watched buffer then wakes
-     * it first ({@link #awaken}). So an idle owner does not wake for its watched buffers, and a
-     * copy that starts {@value #WATCH_MILLIS} ms or more after a close is still refused: either the
-     * owner was awake and looked since the close, or the holder woke it and it looked then.
-     * Excludes {@link #close()}'s unmapping of the table by {@link #watchLock}.
-     */
-    private void withdrawClosed() {
-        synchronized (watchLock) {
-            watching.set(false);
-            if (closed || watched.isEmpty()) {
-                return;
-            }
-            long entries = table.entries();
-            boolean quiet = entries == lastEntries;
-            lastEntries = entries;
-            if (quiet) {
-                table.setDormant(true);     // first: a holder that still finds the owner awake announced its copy before this look
-            }
-            withdrawClosedLocked();
-            if (!quiet) {
-                watch();
-            }
-        }
-    }
-
-    /**
-     * On the hand-over thread, before a grant: wakes a dormant owner (or starts the first look):
-     * looks at every watched registration now, clears the dormant flag, and looks again in
-     * {@value #WATCH_MILLIS} ms. Nothing when nothing is watched or the looks go on already.
-     */
-    private void awaken() {
-        synchronized (watchLock) {
-            if (closed || watched.isEmpty() || (watching.get() && !table.isDormant())) {
-                return;
-            }
-            withdrawClosedLocked();         // closes while dormant: withdrawn before a holder finds the owner awake again
-            table.setDormant(false);
-            lastEntries = table.entries();
-            watch();
-        }
-    }
-
     /** Whether the owner stopped looking at its watched registrations until a holder wakes it (for tests). */
     boolean isDormant() {
-        synchronized (watchLock) {
-            return !closed && table.isDormant() && !watching.get();
-        }
-    }
-
-    private final Object watchLock = new Object();
-    /** The holders' copy count at the last look ({@link AccessTable#entries}); guarded by {@link #watchLock}. */
-    private long lastEntries = -1;
-
-    private void withdrawClosedLocked() {
-        for (var e : watched.entrySet()) {
-            Published p = e.getValue();
-            if (!p.segment().scope().isAlive()) {
-                watched.remove(e.getKey(), p);
-                if (table.withdraw(p.slot())) {
-                    LOG.log(System.Logger.Level.DEBUG, "shm: buffer {0}: the owner closed the arena of its memory "
-                            + "without releasing it first; same-host holders are refused from now on", e.getKey());
-                }
-            }
-        }
+        return arenaWatch.isDormant();
     }
 
     /**
@@ -304,7 +222,7 @@ final class ShmTransport implements Transport {
     @Override
     public void release(long bufferId) {
         Published p = published.remove(bufferId);
-        watched.remove(bufferId);
+        arenaWatch.remove(bufferId);
         if (p != null) {
             AccessTable.Revoked revoked = table.revoke(p.slot(), releaseWait);
             if (!revoked.quiet()) {
@@ -323,7 +241,7 @@ final class ShmTransport implements Transport {
     @SuppressWarnings("try")    // the pin is held, not used: it keeps the memory alive while the grant is built
     private Handover.Answer serve(UnixSockets.Credentials peer, byte[] payload) {
         if (payload.length == 1 && payload[0] == ShmProtocol.STAGE) {
-            return stage(peer);
+            return staging.open(peer);
         }
         ShmProtocol.Attach attach;
         try {
@@ -334,7 +252,7 @@ final class ShmTransport implements Transport {
         try {
             LocalBuffer buffer = context.registrations().lookup(attach.incarnation(), attach.bufferId(),
                     attach.accessKey(), 0, 1);
-            awaken();       // a holder granted, or waking the owner to copy: the watched arenas are looked at from now on
+            arenaWatch.awaken();       // a holder granted, or waking the owner to copy: the watched arenas are looked at from now on
             try (LocalBuffer.Pin pin = buffer.pin()) {
                 Published p = published.get(attach.bufferId());
                 if (p == null) {
@@ -363,73 +281,6 @@ final class ShmTransport implements Transport {
                     ShmProtocol.denied(attach.bufferId())));
         }
     }
-
-    /** Slots of a staging file: pieces one holder's op keeps in flight. */
-    static final int STAGING_SLOTS = 4;
-    /** Bytes of one staging slot: the largest piece of a staged copy. */
-    static final long STAGING_SLOT_BYTES = 1 << 20;
-    /** Most staging channels this owner serves at once, all holders together (each is a thread and a file). */
-    static final int MAX_STAGING_CHANNELS = 64;
-
-    /**
-     * The owner's answer to a STAGE request, on the hand-over thread, to a process of this user:
-     * a new staging file ({@value #STAGING_SLOTS} slots of {@value #STAGING_SLOT_BYTES} bytes,
-     * sealed against resizing), handed over, and a {@link StagingServer} thread that takes the
-     * connection over once the answer went out. No key is checked here: every request on the
-     * channel carries its own, checked as a TCP request's is.
-     */
-    private Handover.Answer stage(UnixSockets.Credentials peer) {
-        synchronized (stagingServers) {
-            if (closed) {
-                return new Handover.Answer(ShmProtocol.refused(ErrorCode.FAILED.wire(), "shm: the owner is closing"));
-            }
-            if (stagingServers.size() >= MAX_STAGING_CHANNELS) {
-                return new Handover.Answer(ShmProtocol.refused(ErrorCode.FAILED.wire(), "shm: the owner already serves "
-                        + MAX_STAGING_CHANNELS + " staging channels"));
-            }
-        }
-        Arena arena = Arena.ofShared();
-        int fd;
-        MemoryFile.Mapped file;
-        try {
-            file = MemoryFile.create("rdma4j-shm-staging", STAGING_SLOTS * STAGING_SLOT_BYTES, arena, m -> { });
-            fd = file.parked().take();
-        } catch (IOException | RuntimeException e) {
-            arena.close();
-            return new Handover.Answer(ShmProtocol.refused(ErrorCode.FAILED.wire(), "shm: cannot create a staging file: "
-                    + e.getMessage()));
-        }
-        byte[] reply = ShmProtocol.staged(new ShmProtocol.Staged(STAGING_SLOTS, STAGING_SLOT_BYTES));
-        return new Handover.Answer(reply, new int[] {fd}, new Handover.Continuation() {
-            @Override
-            public void take(int connection) {
-                StagingServer[] self = new StagingServer[1];
-                StagingServer server = new StagingServer(connection, arena, file.segment(), STAGING_SLOTS,
-                        STAGING_SLOT_BYTES, context.registrations(), peer.pid(), () -> {
-                            synchronized (stagingServers) {
-                                stagingServers.remove(self[0]);
-                            }
-                        });
-                self[0] = server;
-                synchronized (stagingServers) {
-                    if (!closed) {
-                        stagingServers.add(server);
-                        server.start();
-                        return;
-                    }
-                }
-                server.discard();
-            }
-
-            @Override
-            public void abandon() {
-                arena.close();
-            }
-        });
-    }
-
-    /** The staging channels this owner serves. */
-    private final java.util.Set<StagingServer> stagingServers = new java.util.HashSet<>();
 
     /**
      * New descriptors for the slots file, the holder's rows file and, when given, the buffer's
@@ -541,21 +392,14 @@ final class ShmTransport implements Transport {
         if (closed) {
             return;
         }
-        synchronized (stagingServers) {
-            closed = true;
-        }
+        closed = true;
+        staging.refuseNew();
         handover.close();
         workers.close();        // waits for ops in flight: they are bounded by their deadlines
         stagingWorkers.close();
         holder.close();
-        List<StagingServer> servers;
-        synchronized (stagingServers) {
-            servers = List.copyOf(stagingServers);
-        }
-        servers.forEach(StagingServer::close);      // holders' channels end (they see the end of the stream)
-        synchronized (watchLock) {      // a look at the watched arenas in progress ends first
-            table.close();
-        }
+        staging.closeAll();      // holders' channels end (they see the end of the stream)
+        arenaWatch.closeTable();      // a look at the watched arenas in progress ends first
         if (appliedPtracer) {
             AnyPtracer.release();
         }

@@ -5,13 +5,9 @@ import io.rdma4j.spi.Endpoint;
 import io.rdma4j.spi.TransportOp;
 import io.rdma4j.spi.Watchdog;
 
-import java.io.EOFException;
 import java.io.IOException;
 import java.io.InterruptedIOException;
-import java.lang.System.Logger.Level;
 import java.lang.foreign.MemorySegment;
-import java.lang.invoke.MethodHandles;
-import java.lang.invoke.VarHandle;
 import java.net.SocketTimeoutException;
 import java.nio.ByteBuffer;
 import java.nio.channels.ClosedChannelException;
@@ -29,9 +25,9 @@ import java.util.concurrent.locks.ReentrantLock;
  * its round of requests (payloads inline; a memory copy under a short lock, never I/O); a caller
  * that finds nobody writing becomes the writer and writes everything queued, in passes of one
  * {@code write} each, so the rounds of callers that came meanwhile leave together and nobody waits
- * for a lock held across a system call. A reader thread of the connection reads the replies, which
- * the owner sends in request order, and hands each round its own in first-in-first-out order. A
- * round waits for its own replies only, not for another submit's round trip, and the replies of
+ * for a lock held across a system call. A reader thread of the connection ({@link TcpMuxReader})
+ * reads the replies, which the owner sends in request order, and hands each round its own in
+ * first-in-first-out order. A round waits for its own replies only, not for another submit's round trip, and the replies of
  * several rounds arrive in one {@code read}. {@link TcpPipeline} sends a run here when another run
  * to the same peer is in progress; an uncontended run keeps its own pooled connection and reads its
  * replies itself (no hand-off: an 8 B batch of 64 waited for by one thread costs what it did).
@@ -50,7 +46,7 @@ import java.util.concurrent.locks.ReentrantLock;
  * The cost is one thread wake-up per read of replies, paid only while runs overlap (when every
  * round has to wake its waiter anyway); the uncontended path has no hand-off at all.
  *
- * <p><b>Rounds and memory.</b> A {@link Round} holds a state that is also a short lock:
+ * <p><b>Rounds and memory.</b> A {@link TcpMuxRound} holds a state that is also a short lock:
  * {@code BUSY} while the caller copies its writes' payloads into the request buffer or the reader
  * copies replies into its reads' segments (memory copies only, never I/O). Abandoning a round
  * ({@code cancel()}, a failure set from outside, the deadline; see {@link TcpSubmission#abort()})
@@ -78,8 +74,6 @@ final class TcpMux {
     /** Bytes of the reader's buffer: a round's replies fit it, and several rounds' usually do. */
     static final int IN_BUFFER_BYTES = 2 * TcpProtocol.SESSION_BUFFER_BYTES;
 
-    private static final System.Logger LOG = System.getLogger(TcpMux.class.getName());
-
     /** A peer's runs in progress and its shared connection, if any. */
     static final class Lane {
         /** Pipelined runs to the peer in progress, shared or not. */
@@ -88,101 +82,6 @@ final class TcpMux {
         final ReentrantLock opening = new ReentrantLock();
         /** The shared connection, while it is usable. */
         volatile TcpMux mux;
-    }
-
-    /**
-     * One round of a submit's ops, in flight on a shared connection.
-     */
-    static final class Round {
-        static final int PENDING = 0;
-        static final int BUSY = 1;
-        static final int DONE = 2;
-        static final int ABANDONED = 3;
-        private static final VarHandle STATE;
-        private static final VarHandle NEXT;
-
-        static {
-            try {
-                MethodHandles.Lookup lookup = MethodHandles.lookup();
-                STATE = lookup.findVarHandle(Round.class, "state", int.class);
-                NEXT = lookup.findVarHandle(Round.class, "next", Round.class);
-            } catch (ReflectiveOperationException e) {
-                throw new ExceptionInInitializerError(e);
-            }
-        }
-
-        final List<TransportOp> ops;
-        final TcpTransport.Target[] targets;
-        final int from;
-        final int to;
-        final Thread waiter;
-        /** Starts BUSY: the caller builds its requests before anyone else may look. */
-        private volatile int state = BUSY;
-        /** The round written after this one, or null (through NEXT). */
-        @SuppressWarnings("unused")
-        private volatile Round next;
-        /** Reader only: the op whose reply comes next, the first refusal, a local failure. */
-        private int replyAt;
-        private TcpRefusedException refused;
-        private RuntimeException localFailure;
-        /** Why the round failed, written before DONE; null on success. */
-        private Throwable failure;
-
-        Round(List<TransportOp> ops, TcpTransport.Target[] targets, int from, int to, Thread waiter) {
-            this.ops = ops;
-            this.targets = targets;
-            this.from = from;
-            this.to = to;
-            this.waiter = waiter;
-            this.replyAt = from;
-        }
-
-        private Round next() {
-            return (Round) NEXT.getVolatile(this);
-        }
-
-        /** PENDING to BUSY; false when the round was abandoned or is done. */
-        private boolean hold() {
-            return STATE.compareAndSet(this, PENDING, BUSY);
-        }
-
-        /** BUSY back to PENDING. */
-        private void release() {
-            state = PENDING;
-        }
-
-        /** BUSY (held by the caller) to DONE with {@code failure}, and wakes the caller. */
-        private void complete(Throwable failure) {
-            this.failure = failure;
-            state = DONE;
-            LockSupport.unpark(waiter);
-        }
-
-        /**
-         * Makes sure nobody touches the round's local memory any more: waits out a copy in
-         * progress, then leaves the round abandoned, and wakes its caller. Returns false when the
-         * round was done first (its outcome stands), true when it is abandoned now.
-         */
-        boolean abandon() {
-            while (true) {
-                int s = state;
-                if (s == DONE) {
-                    return false;
-                }
-                if (s == ABANDONED) {
-                    return true;
-                }
-                if (s == PENDING && STATE.compareAndSet(this, PENDING, ABANDONED)) {
-                    LockSupport.unpark(waiter);
-                    return true;
-                }
-                Thread.onSpinWait(); // BUSY: a memory copy of at most a round's bytes
-            }
-        }
-
-        boolean isAbandoned() {
-            return state == ABANDONED;
-        }
     }
 
     private final TcpTransport transport;
@@ -202,12 +101,8 @@ final class TcpMux {
     private MemorySegment spareMemory = MemorySegment.ofBuffer(spare);
     /** Whether a thread is writing (under appendLock). */
     private boolean writing;
-    private final ByteBuffer in = ByteBuffer.allocateDirect(IN_BUFFER_BYTES);
-    private final MemorySegment inMemory = MemorySegment.ofBuffer(in);
-    /** The last round answered (reader only); its {@code next} is the oldest unanswered. */
-    private Round head = new Round(List.of(), null, 0, 0, null);
-    /** The last round written (under appendLock). */
-    private Round tail = head;
+    /** The last round written (under appendLock); at first an empty one, where the reader starts. */
+    private TcpMuxRound tail = new TcpMuxRound(List.of(), null, 0, 0, null);
     /** Rounds written and not yet answered. */
     private final AtomicInteger outstanding = new AtomicInteger();
     /** Rounds ever written (under appendLock); the idle watch compares it between looks. */
@@ -217,8 +112,8 @@ final class TcpMux {
     private volatile boolean broken;
     private final AtomicReference<Throwable> cause = new AtomicReference<>();
     private volatile boolean retired;
-    /** Reader only: the round whose BUSY state the reader holds, or null. */
-    private Round held;
+    /** The connection's reader thread's work: replies to their rounds. */
+    private final TcpMuxReader reader;
 
     private TcpMux(TcpTransport transport, Lane lane, TcpConnection connection) {
         this.transport = transport;
@@ -226,7 +121,7 @@ final class TcpMux {
         this.connection = connection;
         this.channel = connection.channel();
         this.peer = connection.peer();
-        in.flip();
+        this.reader = new TcpMuxReader(this, channel, peer, outstanding, tail);
     }
 
     /**
@@ -255,7 +150,7 @@ final class TcpMux {
             TcpConnection c = transport.pool().acquire(peer, deadline, false);
             m = new TcpMux(transport, lane, c);
             try {
-                transport.threads().start("rdma4j-tcp-mux-" + peer, m::readLoop, TcpThreads.IGNORE);
+                transport.threads().start("rdma4j-tcp-mux-" + peer, m.reader::readLoop, TcpThreads.IGNORE);
             } catch (RuntimeException | Error e) {
                 transport.pool().discard(c);
                 throw new IOException("cannot start the reader of a shared connection to " + peer + ": " + e, e);
@@ -292,7 +187,7 @@ final class TcpMux {
      */
     boolean round(TcpSubmission submission, List<TransportOp> ops, TcpTransport.Target[] targets, int from, int to,
                Deadline deadline) throws IOException, TcpRefusedException {
-        Round r = new Round(ops, targets, from, to, Thread.currentThread());
+        TcpMuxRound r = new TcpMuxRound(ops, targets, from, to, Thread.currentThread());
         int bytes = requestBytes(r);
         boolean write;
         try {
@@ -324,7 +219,7 @@ final class TcpMux {
                 } finally {
                     r.release(); // an abort waiting for the build may go on
                 }
-                Round.NEXT.setVolatile(tail, r); // the reader may look from now on
+                tail.link(r); // the reader may look from now on
                 tail = r;
                 written++;
                 outstanding.incrementAndGet();
@@ -345,7 +240,7 @@ final class TcpMux {
     }
 
     /** Bytes of the round's requests, payloads inline. */
-    private static int requestBytes(Round r) {
+    private static int requestBytes(TcpMuxRound r) {
         int bytes = 0;
         for (int i = r.from; i < r.to; i++) {
             TransportOp op = r.ops.get(i);
@@ -411,7 +306,7 @@ final class TcpMux {
     }
 
     /** Puts the round's requests in {@code o}, copying the writes' payloads from their local segments. */
-    private static void build(Round r, ByteBuffer o, MemorySegment memory) {
+    private static void build(TcpMuxRound r, ByteBuffer o, MemorySegment memory) {
         for (int i = r.from; i < r.to; i++) {
             TransportOp op = r.ops.get(i);
             TcpTransport.Target t = r.targets[i];
@@ -429,11 +324,11 @@ final class TcpMux {
     }
 
     /** Waits for the round's outcome; see {@link #round}. */
-    private void await(Round r, Deadline deadline) throws IOException, TcpRefusedException {
+    private void await(TcpMuxRound r, Deadline deadline) throws IOException, TcpRefusedException {
         while (true) {
-            int s = r.state;
-            if (s == Round.DONE) {
-                Throwable f = r.failure;
+            int s = r.state();
+            if (s == TcpMuxRound.DONE) {
+                Throwable f = r.failure();
                 if (f == null) {
                     return;
                 }
@@ -445,7 +340,7 @@ final class TcpMux {
                 }
                 throw (RuntimeException) f;
             }
-            if (s == Round.ABANDONED) {
+            if (s == TcpMuxRound.ABANDONED) {
                 return; // aborted: whoever aborted completes the future
             }
             long left = deadline.remainingNanos();
@@ -460,133 +355,23 @@ final class TcpMux {
         }
     }
 
-    /** The reader: reads replies and hands them to their rounds until the connection breaks or retires. */
-    private void readLoop() {
-        try {
-            while (true) {
-                if (held != null) {
-                    held.release(); // never block in read holding a round
-                    held = null;
-                }
-                in.compact();
-                int n;
-                try {
-                    n = channel.read(in);
-                } finally {
-                    in.flip();
-                }
-                if (n < 0) {
-                    throw new EOFException("connection closed by peer");
-                }
-                process();
-            }
-        } catch (IOException | RuntimeException | Error e) {
-            if (held != null) {
-                held.release();
-                held = null;
-            }
-            breakWith(e);
-            failAll();
-        }
-    }
-
     /**
-     * Hands every complete reply in {@code in} to its round; the round whose replies ran out of
-     * the buffer may stay {@link #held}.
+     * Reader only, at its end: waits until no round is being queued any more ({@code broken} is
+     * set), then returns the cause the connection broke with.
      */
-    private void process() throws IOException {
-        ByteBuffer b = in;
-        while (b.remaining() >= TcpProtocol.PREAMBLE_BYTES) {
-            Round r = head.next();
-            if (r == null) {
-                throw new TcpProtocolException("peer " + peer + ": a reply to no request on a shared connection");
-            }
-            int i = r.replyAt;
-            TransportOp op = r.ops.get(i);
-            boolean read = op.type() == TransportOp.OpType.READ_INTO_LOCAL;
-            int at = b.position();
-            int bodyLength;
-            try {
-                bodyLength = TcpProtocol.replyBodyLength(b.slice(at, TcpProtocol.PREAMBLE_BYTES),
-                        read ? TcpProtocol.DATA : TcpProtocol.OK);
-            } catch (TcpProtocolException e) {
-                throw new TcpProtocolException("peer " + peer + ": " + e.getMessage());
-            }
-            if (b.remaining() < TcpProtocol.PREAMBLE_BYTES + bodyLength) {
-                break; // the rest of this reply is still on its way
-            }
-            if (held != r) {
-                if (held != null) {
-                    held.release();
-                }
-                held = r.hold() ? r : null;
-            }
-            int body = at + TcpProtocol.PREAMBLE_BYTES;
-            b.position(body + bodyLength);
-            if (b.get(at + 3) == TcpProtocol.ERROR) {
-                TcpRefusedException e = TcpProtocol.decodeError(b.slice(body, bodyLength)).at(i);
-                if (r.refused == null) {
-                    r.refused = e;
-                }
-                if (!TcpProtocol.isAccessRefusal(e.code())) {
-                    // The owner may not go on serving this connection: this round fails with the
-                    // refusal, every other with the connection.
-                    finishRound(r, e);
-                    throw new IOException("peer " + peer + " refused a request on a shared connection in a way "
-                            + "that ends the connection: " + e.getMessage());
-                }
-            } else if (read) {
-                if (bodyLength != op.length()) {
-                    throw new TcpProtocolException("tcp read chunk size mismatch: expected " + op.length() + ", got " + bodyLength);
-                }
-                if (held == r && r.localFailure == null) {
-                    try {
-                        MemorySegment.copy(inMemory, body, op.local(), 0, bodyLength);
-                    } catch (IllegalStateException | WrongThreadException e) {
-                        r.localFailure = e; // the caller closed its memory: the round fails, the connection is fine
-                    }
-                }
-            }
-            r.replyAt = i + 1;
-            if (r.replyAt == r.to) {
-                Throwable f = r.localFailure != null ? r.localFailure : r.refused;
-                finishRound(r, f);
-            }
-        }
-    }
-
-    /** The round got its last reply (or failed): completes it unless it was abandoned, and moves past it. */
-    private void finishRound(Round r, Throwable failure) {
-        head = r;
-        outstanding.decrementAndGet();
-        if (held == r) {
-            held = null;
-            r.complete(failure);
-        }
-    }
-
-    /** Fails every round still waiting, with the cause the connection broke with. Reader only, at its end. */
-    private void failAll() {
+    Throwable causeOnceNothingQueues() {
         appendLock.lock(); // after it, no round is queued any more (broken is set)
         appendLock.unlock();
-        Throwable f = cause.get();
-        Throwable failure = f instanceof IOException || f instanceof RuntimeException ? f
-                : new IOException("shared connection to " + peer + " failed: " + f, f);
-        Round r;
-        while ((r = head.next()) != null) {
-            head = r;
-            outstanding.decrementAndGet();
-            if (r.hold()) {
-                r.complete(failure);
-            }
-        }
-        if (!retired && !transport.isClosing()) {
-            LOG.log(Level.DEBUG, () -> "tcp: shared connection to " + peer + " closed: " + f);
-        }
+        return cause.get();
+    }
+
+    /** Whether the connection's end is worth a debug line: it did not retire and the transport is not closing. */
+    boolean closedUnexpectedly() {
+        return !retired && !transport.isClosing();
     }
 
     /** Marks the connection broken with {@code e} (the first cause wins), closes it and takes it off its lane. */
-    private void breakWith(Throwable e) {
+    void breakWith(Throwable e) {
         cause.compareAndSet(null, e);
         broken = true;
         appendLock.lock();

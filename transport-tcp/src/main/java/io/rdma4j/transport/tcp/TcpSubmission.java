@@ -53,7 +53,7 @@ final class TcpSubmission extends CompletableFuture<Void> implements RunOnJoin {
     private final AtomicReference<Thread> runner = new AtomicReference<>();
     private volatile boolean aborted;
     /** The round this submit has in flight on a shared connection ({@link TcpMux}), or null. */
-    private volatile TcpMux.Round muxRound;
+    private volatile TcpMuxRound muxRound;
     /** The submitting thread's habit, when the submit came through {@link TcpStarter}; {@code null} otherwise. */
     private TcpStarter.Habit habit;
     private long seq;
@@ -196,7 +196,7 @@ final class TcpSubmission extends CompletableFuture<Void> implements RunOnJoin {
      *
      * @return false when the submit was aborted: the round must not be written
      */
-    boolean enterRound(TcpMux.Round round) {
+    boolean enterRound(TcpMuxRound round) {
         muxRound = round;
         // abort() sets the flag before it looks at the round: one of the two sees the other.
         return !aborted;
@@ -220,7 +220,7 @@ final class TcpSubmission extends CompletableFuture<Void> implements RunOnJoin {
      */
     void abort() {
         aborted = true;
-        TcpMux.Round round = muxRound;
+        TcpMuxRound round = muxRound;
         if (round != null) {
             round.abandon(); // after it, the shared connection's reader leaves the round's memory alone
         }

@@ -2,6 +2,46 @@
  * The TCP fallback transport: {@link io.rdma4j.transport.tcp.TcpTransportProvider} and its
  * {@link io.rdma4j.transport.tcp.TcpSettings}. Everything else here is package-private.
  *
+ * <h2>Map of the package</h2>
+ * One process is usually both: the <b>owner</b> serving its registered buffers and a <b>holder</b>
+ * (requester) reading and writing other processes' buffers.
+ *
+ * <p><b>Entry points</b> (both sides):
+ * <ul>
+ * <li>{@code TcpTransportProvider}: the provider (public): declares the settings, opens a transport.</li>
+ * <li>{@code TcpSettings}: the transport's settings (public).</li>
+ * <li>{@code TcpTransport}: the transport of one manager: its data endpoint, its connection pool and lanes, its submits.</li>
+ * <li>{@code TcpThreads}: the backend's cached pool of platform threads doing blocking I/O.</li>
+ * </ul>
+ *
+ * <p><b>Owner side</b> (serving registered memory):
+ * <ul>
+ * <li>{@code TcpDataServer}: the data endpoint: accepts connections, one pool thread each.</li>
+ * <li>{@code TcpSession}: one served connection's request loop: key and range checked, buffer pinned per chunk, replies in order.</li>
+ * </ul>
+ *
+ * <p><b>Holder side</b> (reading and writing a remote buffer):
+ * <ul>
+ * <li>{@code TcpSubmission}: the future of one submit, and what stops its transfers once it completed.</li>
+ * <li>{@code TcpStarter}: decides when a submit's pool thread starts (at once, or only if nobody joins).</li>
+ * <li>{@code TcpTransfer}: one op: its chunks shared out among workers on pooled connections.</li>
+ * <li>{@code TcpPipeline}: a run of small ops to one peer as pipelined rounds.</li>
+ * <li>{@code TcpMux}: the peer's shared connection for overlapping runs: the queue of rounds, its writer, its lifecycle.</li>
+ * <li>{@code TcpMuxRound}: one round on the shared connection; its state is also a short lock.</li>
+ * <li>{@code TcpMuxReader}: the shared connection's reader thread: hands each round its replies.</li>
+ * <li>{@code TcpConnection}: the requesting end of one connection: one exchange at a time.</li>
+ * <li>{@code TcpConnectionPool}: idle connections by peer, each checked out by one worker at a time.</li>
+ * </ul>
+ *
+ * <p><b>Wire format</b> (both sides):
+ * <ul>
+ * <li>{@code TcpProtocol}: frames, WRITE/READ requests, OK/DATA/ERROR replies.</li>
+ * <li>{@code TcpContextCodec}: the token context: version, port, host.</li>
+ * <li>{@code TcpRefusedException}: the owner answered ERROR: its code, message and the op it refused.</li>
+ * <li>{@code TcpProtocolException}: the other end sent something the protocol does not allow.</li>
+ * </ul>
+ * No native calls: plain {@code java.nio} socket channels.
+ *
  * <h2>Threads and data flow</h2>
  * <pre>
  *  requesting manager (peer A)                          owning manager (peer B)
