@@ -1,5 +1,6 @@
 package io.rdma4j.transport.ibverbs;
 
+import io.rdma4j.testing.Signals;
 import io.rdma4j.PeerUnreachableException;
 import io.rdma4j.RdmaAction;
 import io.rdma4j.RdmaBuffer;
@@ -192,7 +193,7 @@ class VerbsCrossProcessVmTest {
                 MemorySegment into = managers.arena().allocate(4096, 8);
                 CompletableFuture<String> ranOn = new CompletableFuture<>();
                 CompletableFuture<Void> read;
-                signal("STOP", owner.process());     // the first op waits for the handshake: its callback is in place first
+                Signals.stop(owner.process().pid());     // the first op waits for the handshake: its callback is in place first
                 try {
                     read = candidate.read(remote, into, TIMEOUT).whenComplete((r, t) -> {
                         String name = Thread.currentThread().getName();
@@ -206,7 +207,7 @@ class VerbsCrossProcessVmTest {
                         }
                     });
                 } finally {
-                    signal("CONT", owner.process());
+                    Signals.resume(owner.process().pid());
                 }
                 String name = ranOn.get(TIMEOUT.toSeconds(), TimeUnit.SECONDS);
                 completedOn.add(name);
@@ -244,13 +245,13 @@ class VerbsCrossProcessVmTest {
         MemorySegment second = managers.arena().allocate(4096, 8);
         CompletableFuture<Void> firstWithCallback;
         CompletableFuture<Void> secondRead;
-        signal("STOP", owner.process());     // both reads wait for the handshake: the callback is in place first
+        Signals.stop(owner.process().pid());     // both reads wait for the handshake: the callback is in place first
         try {
             firstWithCallback = holder.read(remote, first, TIMEOUT)
                     .thenRun(() -> holder.read(remote, nested, TIMEOUT).join());      // waits inside a delivery
             secondRead = holder.read(remote, second, TIMEOUT);
         } finally {
-            signal("CONT", owner.process());
+            Signals.resume(owner.process().pid());
         }
 
         // This thread polls for the second read and, most likely, takes the first read's completion
@@ -294,12 +295,12 @@ class VerbsCrossProcessVmTest {
         RdmaManager holder = holder("rdma.qpInitTimeout=2s");
         RdmaRemoteBuffer remote = alloc(owner, 4096, 8);
         MemorySegment local = managers.arena().allocate(4096, 8);
-        signal("STOP", owner.process());      // its control plane accepts connections but answers nothing
+        Signals.stop(owner.process().pid());      // its control plane accepts connections but answers nothing
         Throwable t;
         try {
             t = failure(holder.read(remote, local, TIMEOUT));
         } finally {
-            signal("CONT", owner.process());
+            Signals.resume(owner.process().pid());
         }
 
         assertInstanceOf(RdmaTimeoutException.class, t, () -> String.valueOf(t));
@@ -320,13 +321,13 @@ class VerbsCrossProcessVmTest {
         RdmaManager holder = holder("rdma.qpInitTimeout=2s", "rdma.ibverbs.qpsPerPeer=2");
         RdmaRemoteBuffer remote = alloc(owner, 4096, 18);
         MemorySegment local = managers.arena().allocate(4096, 8);
-        signal("STOP", owner.process());
+        Signals.stop(owner.process().pid());
         Throwable first;
         try {
             first = failure(holder.newAction().requireTransport(VerbsTransportProvider.NAME).readInto(remote, local)
                     .submit(TIMEOUT));
         } finally {
-            signal("CONT", owner.process());
+            Signals.resume(owner.process().pid());
         }
         assertEquals("MISMATCH -1", owner.command("mismatch " + remote.id() + " 18"), "the owner answers again");
 
@@ -353,7 +354,7 @@ class VerbsCrossProcessVmTest {
         try (PeerJvm first = startPeer("rdma.ibverbs.target=nic:rxe1", "rdma.controlPort=" + port)) {
             RdmaRemoteBuffer old = alloc(first, 4096, 16);
             firstOwner = String.valueOf(old.owner());
-            signal("STOP", first.process());
+            Signals.stop(first.process().pid());
             Throwable t = failure(holder.read(old, local, TIMEOUT));
             assertInstanceOf(RdmaTimeoutException.class, t, () -> String.valueOf(t));
             first.process().destroyForcibly().waitFor();   // a stopped process dies on SIGKILL
@@ -423,10 +424,5 @@ class VerbsCrossProcessVmTest {
     @Test
     void sameActionFromAManagerWithVerbsDisabled_isCarriedByTcp() throws Exception {
         assertEquals(List.of("tcp"), sameAction(holder("rdma.disableIbverbs=true")).transports());
-    }
-
-    private static void signal(String signal, Process process) throws IOException, InterruptedException {
-        Process kill = new ProcessBuilder("kill", "-" + signal, Long.toString(process.pid())).inheritIO().start();
-        assertEquals(0, kill.waitFor(), "kill -" + signal);
     }
 }

@@ -1,5 +1,6 @@
 package io.rdma4j.transport.ibverbs;
 
+import io.rdma4j.testing.Signals;
 import io.rdma4j.PeerUnreachableException;
 import io.rdma4j.RdmaBuffer;
 import io.rdma4j.RdmaManager;
@@ -112,11 +113,11 @@ class VerbsHolderSweepVmTest {
             readEverySlot(holder, liveBuffer.remote(), 24);
             assertEquals(2, holderSide.owners());
 
-            Signals.send("STOP", owner.process());       // its endpoint accepts connections but answers nothing: no proof
+            Signals.stop(owner.process().pid());       // its endpoint accepts connections but answers nothing: no proof
             try {
                 await("owners the holder keeps queue pairs for", holderSide::owners, n -> n == 1);
             } finally {
-                Signals.send("CONT", owner.process());
+                Signals.resume(owner.process().pid());
             }
         }
         readEverySlot(holder, liveBuffer.remote(), 24);           // every live slot once more: none was destroyed

@@ -1,5 +1,6 @@
 package io.rdma4j.transport.ibverbs;
 
+import io.rdma4j.testing.Signals;
 import io.rdma4j.RdmaBuffer;
 import io.rdma4j.RdmaManager;
 import io.rdma4j.testing.DataPattern;
@@ -120,7 +121,7 @@ class VerbsOwnerSweepVmTest {
     void holderJvmStopped_itsProbesTimeOut_andItsAcceptedQueuePairsStayInService() throws Exception {
         try (Scene scene = new Scene("500ms")) {
             long before = scene.ownerVerbs.transport().unansweredProbes();
-            Signals.send("STOP", scene.peer.process());      // its control endpoint accepts connections but answers nothing
+            Signals.stop(scene.peer.process().pid());      // its control endpoint accepts connections but answers nothing
             try {
                 await("unanswered probes", scene.ownerVerbs.transport()::unansweredProbes, n -> n >= before + 1);
                 assertEquals(8, scene.acceptedQueuePairs(), "a probe without an answer destroyed nothing");
@@ -128,7 +129,7 @@ class VerbsOwnerSweepVmTest {
                 await("unanswered probes", scene.ownerVerbs.transport()::unansweredProbes, n -> n >= before + 2);
                 assertEquals(8, scene.acceptedQueuePairs(), "nor did the next one");
             } finally {
-                Signals.send("CONT", scene.peer.process());
+                Signals.resume(scene.peer.process().pid());
             }
 
             scene.writeAllSlots();                     // its queue pairs still serve it
@@ -140,11 +141,11 @@ class VerbsOwnerSweepVmTest {
     void holderJvmStoppedForTheSilenceLimit_ownerDestroysItsAcceptedQueuePairs_whileALiveHoldersStayInService()
             throws Exception {
         try (Scene scene = new Scene("200ms", VerbsSettings.PEER_SILENCE_LIMIT.key() + "=1s")) {
-            Signals.send("STOP", scene.peer.process());      // its control endpoint accepts connections but answers nothing
+            Signals.stop(scene.peer.process().pid());      // its control endpoint accepts connections but answers nothing
             try {
                 await("the owner's accepted queue pairs", scene::acceptedQueuePairs, n -> n == 4);
             } finally {
-                Signals.send("CONT", scene.peer.process());
+                Signals.resume(scene.peer.process().pid());
             }
             scene.readAllSlots();                       // every live slot once more: none was destroyed
             assertAll(

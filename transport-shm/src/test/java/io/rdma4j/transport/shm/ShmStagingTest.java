@@ -1,5 +1,6 @@
 package io.rdma4j.transport.shm;
 
+import io.rdma4j.testing.Signals;
 import io.rdma4j.PeerUnreachableException;
 import io.rdma4j.RdmaManager;
 import io.rdma4j.RdmaRemoteBuffer;
@@ -26,7 +27,6 @@ import java.util.concurrent.CompletionException;
 import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -188,13 +188,13 @@ class ShmStagingTest {
             RdmaManager holder = stagingHolder();
             holder.read(owner.token(), managers.arena().allocate(SIZE), TIMEOUT).join();     // a channel is open
             MemorySegment local = Patterns.fill(managers.arena().allocate(SIZE), 2);
-            signal("STOP", owner.process().pid());
+            Signals.stop(owner.process().pid());
             try {
                 var e = assertThrows(CompletionException.class,
                         () -> holder.read(owner.token(), local, Duration.ofMillis(300)).join());
                 assertTrue(causeOf(e, RdmaTimeoutException.class), String.valueOf(e.getCause()));
             } finally {
-                signal("CONT", owner.process().pid());
+                Signals.resume(owner.process().pid());
             }
             MemorySegment later = managers.arena().allocate(SIZE);
             holder.read(owner.token(), later, TIMEOUT).join();        // the owner answers again (the stale request first)
@@ -212,13 +212,13 @@ class ShmStagingTest {
             holder.read(owner.token(), managers.arena().allocate(SIZE), TIMEOUT).join();
             MemorySegment local = Patterns.fill(managers.arena().allocate(SIZE), 2);
             CompletableFuture<Void> read;
-            signal("STOP", owner.process().pid());
+            Signals.stop(owner.process().pid());
             try {
                 read = holder.read(owner.token(), local, TIMEOUT);
                 assertTrue(read.cancel(true));
                 assertTrue(read.isCancelled());
             } finally {
-                signal("CONT", owner.process().pid());
+                Signals.resume(owner.process().pid());
             }
             MemorySegment later = managers.arena().allocate(SIZE);
             holder.read(owner.token(), later, TIMEOUT).join();
@@ -235,10 +235,5 @@ class ShmStagingTest {
             }
         }
         return false;
-    }
-
-    private static void signal(String name, long pid) throws Exception {
-        Process kill = new ProcessBuilder("kill", "-" + name, Long.toString(pid)).inheritIO().start();
-        assertEquals(0, kill.waitFor());
     }
 }

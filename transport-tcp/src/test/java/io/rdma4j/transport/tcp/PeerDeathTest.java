@@ -1,5 +1,6 @@
 package io.rdma4j.transport.tcp;
 
+import io.rdma4j.testing.Signals;
 import io.rdma4j.PeerReadiness;
 import io.rdma4j.PeerUnreachableException;
 import io.rdma4j.RdmaBuffer;
@@ -10,7 +11,6 @@ import io.rdma4j.spi.Endpoint;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 
-import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.time.Duration;
@@ -79,7 +79,7 @@ class PeerDeathTest {
              PeerProcess victim = PeerProcess.start(List.of(), "size=" + VICTIM_BYTES)) {
             Op op = scenario.op(survivor, arena);
             exchangeWith(survivor, own, bystander, arena, 1); // every path the op takes, with a healthy peer
-            freeze(victim);
+            Signals.stop(victim.pid());
             ProcessStats before = ProcessStats.now();
 
             CompletableFuture<Void> running = op.apply(victim.token());
@@ -143,17 +143,4 @@ class PeerDeathTest {
         return now;
     }
 
-    /** SIGSTOP: the process keeps its sockets but stops reading them. */
-    private static void freeze(PeerProcess p) throws IOException, InterruptedException {
-        Process kill;
-        try {
-            kill = new ProcessBuilder("kill", "-STOP", Long.toString(p.pid())).inheritIO().start();
-        } catch (IOException noKill) {
-            Assumptions.abort("cannot run kill -STOP: " + noKill.getMessage());
-            return;
-        }
-        if (!kill.waitFor(30, TimeUnit.SECONDS) || kill.exitValue() != 0) {
-            Assumptions.abort("kill -STOP " + p.pid() + " failed");
-        }
-    }
 }

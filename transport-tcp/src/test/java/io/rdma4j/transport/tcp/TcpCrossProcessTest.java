@@ -1,21 +1,19 @@
 package io.rdma4j.transport.tcp;
 
+import io.rdma4j.testing.Signals;
 import io.rdma4j.PeerReadiness;
 import io.rdma4j.PeerUnreachableException;
 import io.rdma4j.RdmaRemoteBuffer;
 import io.rdma4j.RdmaSubmitException;
 import io.rdma4j.RemoteAccessException;
 import io.rdma4j.spi.Endpoint;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 
-import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.TimeUnit;
 
 import static io.rdma4j.transport.tcp.TcpTesting.MIB;
 import static io.rdma4j.transport.tcp.TcpTesting.TRANSFER_TIMEOUT;
@@ -57,7 +55,7 @@ class TcpCrossProcessTest {
             Endpoint data = TestTokens.dataEndpoint(token);
             MemorySegment source = arena.allocate(size, 8);
             int threadsBefore = requester.transport().liveThreadCount();
-            freeze(owner);
+            Signals.stop(owner.pid());
 
             CompletableFuture<Void> transfer = requester.manager().write(token, source, Duration.ofMinutes(2));
             TcpTesting.awaitCondition("the transfer holds a connection to the frozen peer",
@@ -101,17 +99,4 @@ class TcpCrossProcessTest {
         }
     }
 
-    /** SIGSTOP: the process keeps its sockets but stops reading them. */
-    private static void freeze(PeerProcess p) throws IOException, InterruptedException {
-        Process kill;
-        try {
-            kill = new ProcessBuilder("kill", "-STOP", Long.toString(p.pid())).inheritIO().start();
-        } catch (IOException noKill) {
-            Assumptions.abort("cannot run kill -STOP: " + noKill.getMessage());
-            return;
-        }
-        if (!kill.waitFor(30, TimeUnit.SECONDS) || kill.exitValue() != 0) {
-            Assumptions.abort("kill -STOP " + p.pid() + " failed");
-        }
-    }
 }

@@ -1,5 +1,6 @@
 package io.rdma4j.transport.tcp;
 
+import io.rdma4j.testing.Signals;
 import io.rdma4j.PeerUnreachableException;
 import io.rdma4j.RdmaAction;
 import io.rdma4j.RdmaBuffer;
@@ -23,7 +24,6 @@ import java.util.List;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.TimeUnit;
 
 import static io.rdma4j.transport.tcp.TcpTesting.SAFETY;
 import static io.rdma4j.transport.tcp.TcpTesting.TRANSFER_TIMEOUT;
@@ -259,7 +259,7 @@ class TcpMultiplexTest {
         TcpTesting.Instrumented holder = closing(TcpTesting.instrumented());
         PeerProcess victim = closing(PeerProcess.start(List.of(), "size=65536"));
         PeerProcess bystander = closing(PeerProcess.start(List.of(), "size=65536"));
-        freeze(victim);
+        Signals.stop(victim.pid());
         List<CompletableFuture<Void>> running = new ArrayList<>();
         for (int a = 0; a < actions; a++) {
             RdmaAction action = holder.manager().newAction();
@@ -291,13 +291,6 @@ class TcpMultiplexTest {
         reads.submit(TRANSFER_TIMEOUT).join();
     }
 
-    /** SIGSTOP: the process keeps its sockets (the kernel accepts and buffers) but reads nothing. */
-    private static void freeze(PeerProcess p) throws Exception {
-        Process kill = new ProcessBuilder("kill", "-STOP", Long.toString(p.pid())).inheritIO().start();
-        if (!kill.waitFor(30, TimeUnit.SECONDS) || kill.exitValue() != 0) {
-            Assumptions.abort("kill -STOP " + p.pid() + " failed");
-        }
-    }
 
     /** A submit of two 8-byte reads into memory of its own, filled with {@link #UNTOUCHED} first. */
     private record Submitted(CompletableFuture<Void> future, MemorySegment local) {
