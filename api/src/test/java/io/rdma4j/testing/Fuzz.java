@@ -56,11 +56,30 @@ public final class Fuzz {
 
     /** What a fuzz run saw. */
     public record Outcome(long seed, int inputs, int decoded, int refused, long maxAllocatedBytes) {
+
+        /**
+         * Asserts that the run exercised both sides of a decoder: over a tenth of the inputs
+         * decoded and over a quarter were refused (a generator that makes only garbage, or only
+         * valid input, tests one side).
+         */
+        public void assertBothHappened() {
+            org.junit.jupiter.api.Assertions.assertTrue(decoded > inputs / 10, "valid inputs decode: " + this);
+            org.junit.jupiter.api.Assertions.assertTrue(refused > inputs / 4, "garbled inputs are refused: " + this);
+        }
+
         @Override
         public String toString() {
             return inputs + " inputs with seed " + seed + ": " + decoded + " decoded, " + refused
                     + " refused, at most " + maxAllocatedBytes + " bytes allocated by one decode";
         }
+    }
+
+    /**
+     * The allocation bound of a decoder that copies fields: a small multiple of its input, never a
+     * length the input announces: the {@code allocationBound} of {@link #run} for such decoders.
+     */
+    public static long copiesOfFields(byte[] input) {
+        return 16_384L + 32L * input.length;
     }
 
     /** Checks one input: returns {@code true} if it decoded, {@code false} if it was refused as documented, throws otherwise. */

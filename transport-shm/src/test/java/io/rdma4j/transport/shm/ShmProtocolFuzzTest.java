@@ -76,25 +76,15 @@ class ShmProtocolFuzzTest {
         }
     }
 
-    /** The copies of fields: a small multiple of the input, never a length it announces. */
-    private static long bound(byte[] in) {
-        return 16_384L + 32L * in.length;
-    }
-
-    private static void assertBothHappened(Fuzz.Outcome outcome) {
-        assertTrue(outcome.decoded() > outcome.inputs() / 10, "valid inputs decode: " + outcome);
-        assertTrue(outcome.refused() > outcome.inputs() / 4, "garbled inputs are refused: " + outcome);
-    }
-
     @Test
     void tokenContext_100kRandomAndMutatedInputs_decodeOrAreRefusedAsIllegalArguments() {
         Fuzz.Outcome outcome = Fuzz.run("shm token context", 20261210L, INPUTS, inputs(ShmProtocolFuzzTest::randomContext),
-                ShmProtocolFuzzTest::bound, in -> decodesOrIsRefused(() -> {
+                Fuzz::copiesOfFields, in -> decodesOrIsRefused(() -> {
                     ShmContext c = ShmContext.fromBytes(in);
                     assertEquals(c, ShmContext.fromBytes(c.toBytes()), "a decoded context re-encodes to itself");
                 }));
 
-        assertBothHappened(outcome);
+        outcome.assertBothHappened();
     }
 
     @Test
@@ -109,20 +99,20 @@ class ShmProtocolFuzzTest {
     @Test
     void attachRequest_100kRandomAndMutatedInputs_decodeOrAreRefusedAsIllegalArguments() {
         Fuzz.Outcome outcome = Fuzz.run("shm ATTACH request", 20261211L, INPUTS, inputs(ShmProtocolFuzzTest::randomAttach),
-                ShmProtocolFuzzTest::bound, in -> decodesOrIsRefused(() -> {
+                Fuzz::copiesOfFields, in -> decodesOrIsRefused(() -> {
                     ShmProtocol.Attach a = ShmProtocol.readAttach(in);
                     assertArrayEquals(in, ShmProtocol.attach(a.incarnation(), a.bufferId(), a.accessKey(), a.holder()),
                             "a decoded request re-encodes to the same bytes");
                 }));
 
-        assertBothHappened(outcome);
+        outcome.assertBothHappened();
     }
 
     /** As the holder reads a reply: its status, then the grant, or the refusal's code and text. */
     @Test
     void ownersReply_100kRandomAndMutatedInputs_decodeOrAreRefusedAsIllegalArguments() {
         Fuzz.Outcome outcome = Fuzz.run("shm owner's reply", 20261212L, INPUTS, inputs(ShmProtocolFuzzTest::randomReply),
-                ShmProtocolFuzzTest::bound, in -> decodesOrIsRefused(() -> {
+                Fuzz::copiesOfFields, in -> decodesOrIsRefused(() -> {
                     int status = ShmProtocol.status(in);
                     if (status == ShmProtocol.GRANTED) {
                         ShmProtocol.Grant g = ShmProtocol.readGrant(in);
@@ -133,6 +123,6 @@ class ShmProtocolFuzzTest {
                     }
                 }));
 
-        assertBothHappened(outcome);
+        outcome.assertBothHappened();
     }
 }
