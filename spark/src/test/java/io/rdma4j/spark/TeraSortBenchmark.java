@@ -4,7 +4,9 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Random;
 import java.util.concurrent.atomic.AtomicLong;
 import org.apache.spark.SparkConf;
@@ -22,7 +24,9 @@ import scala.Tuple2;
  * executors, with the rdma4j shuffle and Spark's built-in sort shuffle, alternating, {@code bench.runs}
  * runs each; with {@code bench.builtInNetwork=true} a third configuration, the built-in shuffle
  * with {@code spark.shuffle.readHostLocalDisk=false} (blocks through Spark's network fetch
- * instead of reading the other executor's files). Prints one line per run and the medians.
+ * instead of reading the other executor's files). Prints one line per run (with the host's load
+ * averages before and after the timed job, and per stage the sums of the tasks' run, CPU, GC and
+ * (de)serialization times, and the executors' thread CPU by thread name) and the medians.
  *
  * <pre>
  * ./mvnw -B -ntp -q verify -pl spark -am -Dtest=TeraSortBenchmark -Dsurefire.failIfNoSpecifiedTests=false \
@@ -39,7 +43,45 @@ class TeraSortBenchmark {
 
     record Run(String mode, long jobMillis, long mapStageMillis, long reduceStageMillis, long fetchWaitMillis,
                long readBytes, long remoteBytes, long writeMillis, long executorCpuMillis,
-               long executorProcessCpuMillis, long checksum) {
+               long executorProcessCpuMillis, long checksum, Tasks mapTasks, Tasks reduceTasks,
+               String loadBefore, String loadAfter, String threadCpu) {
+    }
+
+    /**
+     * Sums over one stage's tasks of Spark's task metrics: run time (wall, in the executor),
+     * CPU time, JVM GC time, deserialization of the task, serialization of its result.
+     */
+    record Tasks(long runMillis, long cpuMillis, long gcMillis, long deserializeMillis, long resultSerializeMillis) {
+    }
+
+    private static final class TaskSums {
+        final AtomicLong run = new AtomicLong();
+        final AtomicLong cpuNanos = new AtomicLong();
+        final AtomicLong gc = new AtomicLong();
+        final AtomicLong deserialize = new AtomicLong();
+        final AtomicLong resultSerialize = new AtomicLong();
+
+        void add(org.apache.spark.executor.TaskMetrics m) {
+            run.addAndGet(m.executorRunTime());
+            cpuNanos.addAndGet(m.executorCpuTime());
+            gc.addAndGet(m.jvmGCTime());
+            deserialize.addAndGet(m.executorDeserializeTime());
+            resultSerialize.addAndGet(m.resultSerializationTime());
+        }
+
+        Tasks get() {
+            return new Tasks(run.get(), cpuNanos.get() / 1_000_000, gc.get(), deserialize.get(), resultSerialize.get());
+        }
+    }
+
+    /** The 1, 5 and 15 minute load averages of the host ({@code /proc/loadavg}), or "?" where unreadable. */
+    private static String load() {
+        try {
+            String[] f = java.nio.file.Files.readString(java.nio.file.Path.of("/proc/loadavg")).split(" ");
+            return f[0] + " " + f[1] + " " + f[2];
+        } catch (java.io.IOException | RuntimeException e) {
+            return "?";
+        }
     }
 
     private static String setting(String property, String env, String fallback) {
@@ -99,6 +141,51 @@ class TeraSortBenchmark {
         return byExecutor.values().stream().mapToLong(Long::longValue).sum();
     }
 
+    /**
+     * CPU time (user + system, ms) of the executor processes' live threads, summed over executors
+     * by thread name ({@code /proc/self/task/<tid>/comm}: the JVM gives Java threads their names,
+     * cut to 15 characters; digits folded to {@code #}), from tasks that ask their own process
+     * (the first answer of each executor). Threads that ended before the sample are not counted.
+     */
+    private static Map<String, Long> executorThreadCpuMillis(JavaSparkContext sc) {
+        Map<String, Map<String, Long>> byExecutor = new HashMap<>();
+        for (Tuple2<String, HashMap<String, Long>> t : sc.parallelize(java.util.Collections.nCopies(32, 0), 32)
+                .map(x -> new Tuple2<>(org.apache.spark.SparkEnv.get().executorId(), threadCpuMillisOfThisProcess()))
+                .collect()) {
+            byExecutor.putIfAbsent(t._1(), t._2());
+        }
+        Map<String, Long> sum = new HashMap<>();
+        byExecutor.values().forEach(m -> m.forEach((k, v) -> sum.merge(k, v, Long::sum)));
+        return sum;
+    }
+
+    private static HashMap<String, Long> threadCpuMillisOfThisProcess() throws java.io.IOException {
+        HashMap<String, Long> cpu = new HashMap<>();
+        try (var tasks = java.nio.file.Files.list(java.nio.file.Path.of("/proc/self/task"))) {
+            for (java.nio.file.Path task : (Iterable<java.nio.file.Path>) tasks::iterator) {
+                try {
+                    String comm = java.nio.file.Files.readString(task.resolve("comm")).trim();
+                    String stat = java.nio.file.Files.readString(task.resolve("stat"));
+                    String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+                    long ticks = Long.parseLong(f[11]) + Long.parseLong(f[12]);   // utime, stime (fields 14, 15)
+                    cpu.merge(comm.replaceAll("[0-9]+", "#"), ticks * 10, Long::sum);  // USER_HZ 100
+                } catch (java.io.IOException | RuntimeException e) {
+                    // the thread ended between the listing and the read
+                }
+            }
+        }
+        return cpu;
+    }
+
+    /** after - before by thread name, largest first, the top 14. */
+    private static String threadCpuDelta(Map<String, Long> before, Map<String, Long> after) {
+        Map<String, Long> delta = new HashMap<>();
+        after.forEach((k, v) -> delta.put(k, v - before.getOrDefault(k, 0L)));
+        return delta.entrySet().stream().filter(e -> e.getValue() > 0)
+                .sorted(Map.Entry.<String, Long>comparingByValue().reversed()).limit(14)
+                .map(e -> e.getKey() + "=" + e.getValue()).collect(java.util.stream.Collectors.joining(", ", "{", "}"));
+    }
+
     private static long median(List<Run> runs, java.util.function.ToLongFunction<Run> f) {
         long[] v = runs.stream().mapToLong(f).sorted().toArray();
         return v.length % 2 == 1 ? v[v.length / 2] : (v[v.length / 2 - 1] + v[v.length / 2]) / 2;
@@ -124,6 +211,8 @@ class TeraSortBenchmark {
         AtomicLong cpuNanos = new AtomicLong();
         AtomicLong mapStage = new AtomicLong();
         AtomicLong reduceStage = new AtomicLong();
+        TaskSums mapTasks = new TaskSums();
+        TaskSums reduceTasks = new TaskSums();
         try (JavaSparkContext sc = new JavaSparkContext(conf)) {
             // warm-up: both executors up and the code paths loaded before the clock starts
             sc.parallelize(Arrays.asList(1, 2, 3, 4, 5, 6, 7, 8), 8).mapToPair(x -> new Tuple2<>(x, x))
@@ -140,6 +229,11 @@ class TeraSortBenchmark {
                     remoteBytes.addAndGet(end.taskMetrics().shuffleReadMetrics().remoteBytesRead());
                     writeNanos.addAndGet(end.taskMetrics().shuffleWriteMetrics().writeTime());
                     cpuNanos.addAndGet(end.taskMetrics().executorCpuTime());
+                    if (end.taskMetrics().shuffleWriteMetrics().bytesWritten() > 0) {
+                        mapTasks.add(end.taskMetrics());
+                    } else if (end.taskMetrics().shuffleReadMetrics().totalBytesRead() > 0) {
+                        reduceTasks.add(end.taskMetrics());
+                    }
                 }
 
                 @Override
@@ -158,6 +252,8 @@ class TeraSortBenchmark {
             });
             long perMap = records / MAPS;
             long cpuBefore = executorProcessCpuMillis(sc);
+            Map<String, Long> threadsBefore = executorThreadCpuMillis(sc);
+            String loadBefore = load();
             long start = System.nanoTime();
             JavaPairRDD<Long, byte[]> input = sc.parallelize(Arrays.asList(0, 1, 2, 3, 4, 5, 6, 7), MAPS)
                     .flatMapToPair(seed -> {
@@ -188,6 +284,8 @@ class TeraSortBenchmark {
             }).collect();
             long jobMillis = (System.nanoTime() - start) / 1_000_000;
             long processCpu = executorProcessCpuMillis(sc) - cpuBefore;
+            String threadCpu = threadCpuDelta(threadsBefore, executorThreadCpuMillis(sc));
+            String loadAfter = load();
             sc.sc().listenerBus().waitUntilEmpty();
             long count = 0;
             long checksum = 0;
@@ -198,7 +296,8 @@ class TeraSortBenchmark {
             }
             assertEquals(perMap * MAPS, count);
             return new Run(mode, jobMillis, mapStage.get(), reduceStage.get(), fetchWait.get(), readBytes.get(), remoteBytes.get(),
-                    writeNanos.get() / 1_000_000, cpuNanos.get() / 1_000_000, processCpu, checksum);
+                    writeNanos.get() / 1_000_000, cpuNanos.get() / 1_000_000, processCpu, checksum,
+                    mapTasks.get(), reduceTasks.get(), loadBefore, loadAfter, threadCpu);
         }
     }
 }
