@@ -20,7 +20,9 @@ import java.util.List;
  * piece but the first, the deadline and the release; around each, the cancellation; after each
  * (and before the first system call), the owner's pidfd, so that no write starts into a process
  * that took a dead owner's pid and an op overlapping the owner's death fails. A run therefore
- * costs one table entry, one key check and one pidfd poll, where one op each cost as much.
+ * costs one table entry, one key check and one pidfd poll, where one op each cost as much. On a
+ * mapped buffer the owner's liveness word ({@link AccessTable#ownerAlive()}, a load) stands in
+ * for the poll while it says the owner lives: a copy into a mapping reaches no other process.
  *
  * <p>On failure the ops before the failing piece moved; those of the failing piece may have
  * moved in part; the failure names the buffer and, for a deadline, how many ops had moved.
@@ -73,7 +75,9 @@ final class ShmBatchCopy {
             } finally {
                 cancel.end();
             }
-            checkAlive(peer, copier, bufferId);         // the owner lived through the piece (and the next may start)
+            if (mapped == null || !peer.table().ownerAlive()) {     // the liveness word: believed for a mapping alone
+                checkAlive(peer, copier, bufferId);     // the owner lived through the piece (and the next may start)
+            }
         }
     }
 
