@@ -26,7 +26,8 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
  * <li>the <b>slots</b> file, one for all holders: one long per registered buffer, its generation,
  *     0 when free or released. Only the owner writes it: it is sealed against every new writable
  *     mapping ({@code F_SEAL_FUTURE_WRITE}), so holders map it read-only and cannot forge,
- *     revive or withdraw a buffer;</li>
+ *     revive or withdraw a buffer. After the slots, the owner's liveness word
+ *     ({@link LivenessLock}, {@link #ownerAlive()}), held by an owner thread while the table is open;</li>
  * <li>a <b>rows</b> file per holder process (by its {@code SO_PEERCRED} pid): one row per copy it
  *     has in flight (claimed, slot, generation, and a count of the copies the row announced so
  *     far), written by that holder, read by the owner ({@link GrantedHolders}).</li>
