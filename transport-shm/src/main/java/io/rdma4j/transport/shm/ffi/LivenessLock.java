@@ -42,9 +42,9 @@ import static java.lang.foreign.ValueLayout.JAVA_INT;
  * reader must believe the word only where a lie would harm nobody but the writer (e.g. before
  * copying into memory the writer handed over), never before acting on a pid.
  *
- * <p>The layout used, the lock word first in {@code pthread_mutex_t}, is glibc's and musl's;
- * {@link #hold} checks it after locking (the word must hold the thread's id) and gives up (leaving
- * the word 0) on any other C library.
+ * <p>The layout used, the lock word first in {@code pthread_mutex_t}, is glibc's (musl keeps the
+ * mutex type first); {@link #hold} checks it after locking (the word must hold the thread's id)
+ * and otherwise gives up, leaving the word 0: readers then ask the pidfd, as before.
  */
 @SuppressWarnings("restricted")     // this package is where the restricted FFM calls are meant to live
 public final class LivenessLock implements AutoCloseable {
