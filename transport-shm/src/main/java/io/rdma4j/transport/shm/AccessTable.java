@@ -1,5 +1,6 @@
 package io.rdma4j.transport.shm;
 
+import io.rdma4j.transport.shm.ffi.LivenessLock;
 import io.rdma4j.transport.shm.ffi.MemoryFile;
 import io.rdma4j.transport.shm.ffi.ParkedFd;
 
@@ -25,7 +26,8 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
  * <li>the <b>slots</b> file, one for all holders: one long per registered buffer, its generation,
  *     0 when free or released. Only the owner writes it: it is sealed against every new writable
  *     mapping ({@code F_SEAL_FUTURE_WRITE}), so holders map it read-only and cannot forge,
- *     revive or withdraw a buffer;</li>
+ *     revive or withdraw a buffer. After the slots, the owner's liveness word
+ *     ({@link LivenessLock}, {@link #ownerAlive()}), held by an owner thread while the table is open;</li>
  * <li>a <b>rows</b> file per holder process (by its {@code SO_PEERCRED} pid): one row per copy it
  *     has in flight (claimed, slot, generation, and a count of the copies the row announced so
  *     far), written by that holder, read by the owner ({@link GrantedHolders}).</li>
@@ -74,6 +76,7 @@ public final class AccessTable implements AutoCloseable {
     /** Copies one holder process has in flight at once. */
     public static final int ROWS = 1024;
 
+    private static final System.Logger LOG = System.getLogger(AccessTable.class.getName());
     private static final long MAGIC = 0x7264_6d61_346a_5348L;    // "rdma4jSH"
     private static final long HEADER = 64;
     /** Where the slots file's header keeps the dormant flag (owner-written; 1: holders must wake the owner). */
@@ -84,7 +87,12 @@ public final class AccessTable implements AutoCloseable {
     public static final long WATCHED = 1L << 62;
     /** Bytes of one row: claimed, slot, generation, count of copies announced. */
     static final long ROW = 32;
-    private static final long SLOTS_SIZE = HEADER + 8L * SLOTS;
+    /**
+     * Where the slots file keeps the owner's liveness word ({@link LivenessLock}): after the
+     * slots, in the same page (so a view of an older, shorter file reads zeros: "cannot tell").
+     */
+    private static final long LIVENESS = HEADER + 8L * SLOTS;
+    private static final long SLOTS_SIZE = LIVENESS + LivenessLock.SIZE;
     static final long ROWS_SIZE = ROW * ROWS;
     static final VarHandle LONG = JAVA_LONG.varHandle();
 
@@ -93,6 +101,8 @@ public final class AccessTable implements AutoCloseable {
     private final ParkedFd parkedSlots;     // owner only
     private final BitSet used;              // owner only: slots in use
     private final MemorySegment rows;       // holder only: its own rows
+    private final MemorySegment liveness;   // the owner's liveness word, in the slots file
+    private LivenessLock livenessLock;      // owner only: held while the table is open
     private final GrantedHolders holders = new GrantedHolders();    // owner: the holder processes granted buffers
     private long nextGeneration = 1;
     private boolean closed;
@@ -103,6 +113,7 @@ public final class AccessTable implements AutoCloseable {
         this.parkedSlots = parkedSlots;
         this.used = used;
         this.rows = rows;
+        this.liveness = slots.asSlice(LIVENESS, LivenessLock.SIZE);
     }
 
     /**
@@ -118,6 +129,11 @@ public final class AccessTable implements AutoCloseable {
             AccessTable t = new AccessTable(arena, file.segment(), file.parked(), new BitSet(SLOTS), null);
             t.slots.set(JAVA_LONG, 8, SLOTS);
             t.slots.set(JAVA_LONG, 16, ROWS);
+            t.livenessLock = LivenessLock.hold(t.liveness, "rdma-shm-alive");
+            if (!t.livenessLock.held()) {
+                LOG.log(System.Logger.Level.DEBUG, "shm: no liveness word ({0}): holders poll this process''s pidfd "
+                        + "after each copy", t.livenessLock.failure());
+            }
             LONG.setVolatile(t.slots, 0L, MAGIC);
             return t;
         } catch (IOException | RuntimeException e) {
@@ -347,6 +363,21 @@ public final class AccessTable implements AutoCloseable {
     }
 
     /**
+     * Holder: whether the owner's liveness word says the owner process has not exited, read
+     * without a system call ({@link LivenessLock}): true while the owner's table is open and the
+     * owner lives (the kernel marks the word when the owner dies, before its pid can be reused);
+     * false when it cannot tell (the table closed, the owner died, or its C library keeps no
+     * such lock): then ask the owner's pidfd. The owner writes the word: believe a true only
+     * where a lying owner harms nobody but itself (a copy into its mapped memory file), never
+     * before a copy by pid.
+     *
+     * @return true: the owner had not exited when the word was read; false: cannot tell
+     */
+    public boolean ownerAlive() {
+        return LivenessLock.saysAlive(liveness);
+    }
+
+    /**
      * Holder: ends the copy announced by {@link #enter}.
      *
      * @param row what {@link #enter} returned
@@ -392,6 +423,9 @@ public final class AccessTable implements AutoCloseable {
         }
         closed = true;
         holders.close();
+        if (livenessLock != null) {
+            livenessLock.close();       // before the unmapping: its thread clears the word
+        }
         arena.close();
     }
 

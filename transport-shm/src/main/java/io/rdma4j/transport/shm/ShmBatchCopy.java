@@ -14,13 +14,17 @@ import java.util.List;
  * grant and the ranges once and holds one row of the owner's access table for the whole run.
  * The ops go in pieces of at most {@code chunk} bytes and {@link ProcessVmCopier#MAX_IOV} ops:
  * on a mapped buffer one {@link MemorySegment#copy} per op, otherwise one vectored
- * {@code process_vm_readv}/{@code writev} per piece.
+ * {@code process_vm_readv}/{@code writev} per piece, or, for reads whose ranges lie close
+ * together (within {@link ProcessVmCopier#SCRATCH_BYTES}), one read of their whole span copied
+ * out op by op.
  *
  * <p>What {@link ShmCopy} does per piece of one op is done here per piece of many: before each
  * piece but the first, the deadline and the release; around each, the cancellation; after each
  * (and before the first system call), the owner's pidfd, so that no write starts into a process
  * that took a dead owner's pid and an op overlapping the owner's death fails. A run therefore
- * costs one table entry, one key check and one pidfd poll, where one op each cost as much.
+ * costs one table entry, one key check and one pidfd poll, where one op each cost as much. On a
+ * mapped buffer the owner's liveness word ({@link AccessTable#ownerAlive()}, a load) stands in
+ * for the poll while it says the owner lives: a copy into a mapping reaches no other process.
  *
  * <p>On failure the ops before the failing piece moved; those of the failing piece may have
  * moved in part; the failure names the buffer and, for a deadline, how many ops had moved.
@@ -73,7 +77,9 @@ final class ShmBatchCopy {
             } finally {
                 cancel.end();
             }
-            checkAlive(peer, copier, bufferId);         // the owner lived through the piece (and the next may start)
+            if (mapped == null || !peer.table().ownerAlive()) {     // the liveness word: believed for a mapping alone
+                checkAlive(peer, copier, bufferId);     // the owner lived through the piece (and the next may start)
+            }
         }
     }
 
@@ -113,12 +119,24 @@ final class ShmBatchCopy {
         for (int first = start, last; first < end; first = last) {
             boolean read = ops.get(first).type() == TransportOp.OpType.READ_INTO_LOCAL;
             long queuedBytes = 0;
+            long low = Long.MAX_VALUE;
+            long high = 0;
             last = first;
+            while (last < end && (ops.get(last).type() == TransportOp.OpType.READ_INTO_LOCAL) == read) {
+                TransportOp op = ops.get(last++);
+                low = Math.min(low, op.remoteOffset());
+                high = Math.max(high, op.remoteOffset() + op.length());
+                queuedBytes += op.length();
+            }
+            if (read && last - first > 1 && high - low <= ProcessVmCopier.SCRATCH_BYTES
+                    && high - low <= SPAN_SPARSENESS * queuedBytes + 4096
+                    && readSpan(ops, first, last, low, high, grant, peer, copier)) {
+                continue;
+            }
             try {
-                while (last < end && (ops.get(last).type() == TransportOp.OpType.READ_INTO_LOCAL) == read) {
-                    TransportOp op = ops.get(last++);
+                for (int i = first; i < last; i++) {
+                    TransportOp op = ops.get(i);
                     copier.queue(op.local(), 0, grant.address() + op.remoteOffset(), op.length());
-                    queuedBytes += op.length();
                 }
             } catch (IllegalStateException e) {
                 copier.clearQueue();
@@ -134,6 +152,37 @@ final class ShmBatchCopy {
             }
             finishOneByOne(ops, first, last, moved, read, grant, peer, copier);
         }
+    }
+
+    /** A span read may bring this many times the bytes its ops ask for (plus a page), no more. */
+    private static final long SPAN_SPARSENESS = 8;
+
+    /**
+     * Reads ops {@code [first, last)}, whose remote ranges all lie in {@code [low, high)}, with one
+     * {@code process_vm_readv} of that span into the copier's scratch memory, then copies each
+     * op's part out. The kernel pins the remote pages once per remote iovec entry: one entry for
+     * the span instead of one per op (a few hundred nanoseconds each) is what makes small reads
+     * cheap. All the ops' bytes come from the one call: as if they ran at the same instant.
+     *
+     * @return false when the call failed or moved less than the span (nothing was copied out:
+     *         the op-by-op vectored call then runs and names the failure exactly)
+     */
+    private static boolean readSpan(List<TransportOp> ops, int first, int last, long low, long high,
+                                    ShmProtocol.Grant grant, ShmPeer peer, ProcessVmCopier copier) {
+        MemorySegment scratch = copier.scratch();
+        if (copier.read(peer.pid(), scratch, 0, grant.address() + low, high - low) != 0) {
+            return false;
+        }
+        for (int i = first; i < last; i++) {
+            TransportOp op = ops.get(i);
+            try {
+                MemorySegment.copy(scratch, op.remoteOffset() - low, op.local(), 0, op.length());
+            } catch (IllegalStateException e) {
+                throw new TransportException(Kind.LOCAL_ACCESS, "shm: the local segment cannot be used: "
+                        + e.getMessage(), e);
+            }
+        }
+        return true;
     }
 
     /** The kernel moved {@code moved} bytes of ops {@code [first, last)}: the rest, op by op. */

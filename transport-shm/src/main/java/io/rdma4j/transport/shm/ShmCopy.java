@@ -71,9 +71,15 @@ record ShmCopy(TransportOp op, MemorySegment mapped, ShmProtocol.Grant grant, Sh
     /**
      * Fails the op when the owner has exited, as its pidfd says: the pid the system calls use may
      * name another process by now, and a mapping outlives its owner, so neither copy can tell by
-     * itself.
+     * itself. After a copy into a mapping, the owner's liveness word
+     * ({@link AccessTable#ownerAlive()}) answers first, without a system call: a lie there (the
+     * owner writes the word) would only let copies into the dead owner's own memory file succeed;
+     * a copy by pid always asks the pidfd.
      */
     void checkOwnerAlive(ProcessVmCopier copier) {
+        if (mapped != null && peer.table().ownerAlive()) {
+            return;                 // the owner's liveness word, no system call: believed for a mapping alone
+        }
         if (copier.hasExited(peer.pidfd())) {
             throw new TransportException(Kind.PEER_UNREACHABLE, "shm: the owner process has exited (buffer "
                     + op.remote().bufferId() + " at " + peer + ")");

@@ -54,6 +54,16 @@ class AccessTableTest {
     }
 
     @Test
+    void ownerAlive_onAHoldersView_whileTheOwnersTableIsOpen_notOnceItClosed() throws IOException {
+        AccessTable view = holder(owner.assign().orElseThrow());
+        assertTrue(view.ownerAlive(), "the owner holds its liveness lock while its table is open");
+
+        owner.close();
+
+        assertFalse(view.ownerAlive(), "closed: the holder must ask the owner's pidfd");
+    }
+
+    @Test
     void assign_givesDistinctSlotsAndGenerations() {
         Set<Integer> slots = new HashSet<>();
         Set<Long> generations = new HashSet<>();

@@ -74,6 +74,30 @@ class ShmBatchTest {
         }
     }
 
+    /** The ranges of rdma-perf's batches and of a row store's: the same bytes again and again, neighbours, overlaps. */
+    @ParameterizedTest
+    @ValueSource(strings = {"allocate", "register"})
+    void batchOfSmallReads_repeatedAndOverlappingRangesCloseTogether_eachOpBringsItsOwnRange(String memory) {
+        RdmaManager owner = managers.start(new ShmTransportProvider());
+        RdmaManager holder = managers.start(new ShmTransportProvider());
+        Owned owned = own(owner, memory, 3 * 4096, 5);
+        int ops = 300;
+        MemorySegment local = managers.arena().allocate(ops * 64L);
+        RdmaAction action = holder.newAction();
+        for (int i = 0; i < ops; i++) {
+            long from = 4000 + (i % 3 == 0 ? 0 : (i * 13L) % 200);     // a third on the same 8 bytes, across a page end
+            action.readInto(owned.token().slice(from, length(i)), local.asSlice(i * 64L, length(i)));
+        }
+
+        action.submitForResult(TIMEOUT).join();
+
+        for (int i = 0; i < ops; i++) {
+            long from = 4000 + (i % 3 == 0 ? 0 : (i * 13L) % 200);
+            assertEquals(-1, local.asSlice(i * 64L, length(i)).mismatch(owned.segment().asSlice(from, length(i))),
+                    "op " + i + " brought its own range");
+        }
+    }
+
     @ParameterizedTest
     @ValueSource(strings = {"allocate", "register"})
     void batchOfSmallWrites_onSlicesOfOneBuffer_eachOpLandsInItsOwnRange_andNothingElseChanges(String memory) {

@@ -68,6 +68,28 @@ public final class ProcessVmCopier implements AutoCloseable {
      */
     public static final int MAX_IOV = 1024;
 
+    /** Bytes of {@link #scratch()}. */
+    public static final long SCRATCH_BYTES = 64 * 1024;
+
+    private MemorySegment scratch;          // SCRATCH_BYTES, allocated on the first scratch()
+
+    /**
+     * This copier's native scratch memory, {@link #SCRATCH_BYTES} bytes, page-aligned, freed at
+     * {@link #close()}: where a caller may read a remote range before copying parts of it out.
+     *
+     * @return the same segment on every call
+     * @throws IllegalStateException if this copier is closed
+     */
+    public MemorySegment scratch() {
+        if (closed) {
+            throw new IllegalStateException("copier closed");
+        }
+        if (scratch == null) {
+            scratch = arena.allocate(SCRATCH_BYTES, 4096);
+        }
+        return scratch;
+    }
+
     /** Allocates the iovecs; binds the calls on the first copier of the process. */
     public ProcessVmCopier() {
     }

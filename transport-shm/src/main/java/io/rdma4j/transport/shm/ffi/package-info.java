@@ -18,6 +18,8 @@
  *       cannot reach it, until this process hands it over.</li>
  *   <li>{@link io.rdma4j.transport.shm.ffi.UnixSockets}: {@code AF_UNIX} stream sockets in the abstract
  *       namespace, {@code SCM_RIGHTS} descriptor passing, {@code SO_PEERCRED}.</li>
+ *   <li>{@link io.rdma4j.transport.shm.ffi.LivenessLock}: a robust process-shared mutex held by one
+ *       thread: a word other processes read, without a system call, to know this one lives.</li>
  *   <li>{@link io.rdma4j.transport.shm.ffi.SeqPacket}: {@code SOCK_SEQPACKET} socket pairs (the staging
  *       copy's request channel).</li>
  * </ul>
