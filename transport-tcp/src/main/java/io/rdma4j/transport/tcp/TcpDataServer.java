@@ -32,8 +32,10 @@ import java.util.concurrent.atomic.AtomicLong;
  * finish within the frame timeout, or the connection is closed (releasing its pin).
  *
  * <p>Each connection is a {@link TcpSession}. The frame timeout costs a request no watchdog guard: a
- * session notes which request it is
- * serving (two ordered stores per request), and while any session serves a request one watchdog
+ * session notes which request it is serving (one ordered store per request; a volatile one and a
+ * look at the watch's flag only for the first request after the session waited for the socket:
+ * the requests of a pipelined batch follow each other without the session ever being idle), and
+ * while any session serves a request one watchdog
  * guard at a time, re-armed every {@value #WATCH_STEPS}th of the frame timeout (at least every
  * watchdog tick), looks at them all and closes a session that has served the same request for
  * longer than the timeout since it was first seen. A stalled request is so closed between one

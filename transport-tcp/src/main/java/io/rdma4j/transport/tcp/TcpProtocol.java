@@ -115,10 +115,15 @@ final class TcpProtocol {
      * @throws TcpProtocolException saying what is malformed: magic, version, type or body length
      */
     static long requestBodyLength(ByteBuffer header) throws TcpProtocolException {
-        int magic = header.getShort(0) & 0xffff;
-        int version = header.get(2) & 0xff;
-        int type = header.get(3) & 0xff;
-        long bodyLength = header.getInt(4) & 0xffffffffL;
+        return requestBodyLength(header, 0);
+    }
+
+    /** {@link #requestBodyLength(ByteBuffer)} of the header that starts at absolute position {@code at}. */
+    static long requestBodyLength(ByteBuffer header, int at) throws TcpProtocolException {
+        int magic = header.getShort(at) & 0xffff;
+        int version = header.get(at + 2) & 0xff;
+        int type = header.get(at + 3) & 0xff;
+        long bodyLength = header.getInt(at + 4) & 0xffffffffL;
         if (magic != MAGIC) {
             throw new TcpProtocolException("bad magic 0x" + Integer.toHexString(magic));
         }
@@ -145,9 +150,14 @@ final class TcpProtocol {
      * @throws TcpProtocolException saying what is malformed
      */
     static int requestLength(ByteBuffer header) throws TcpProtocolException {
-        long bodyLength = requestBodyLength(header);
-        long length = header.getLong(LENGTH_AT);
-        if (header.get(3) == WRITE) {
+        return requestLength(header, 0);
+    }
+
+    /** {@link #requestLength(ByteBuffer)} of the header that starts at absolute position {@code at}. */
+    static int requestLength(ByteBuffer header, int at) throws TcpProtocolException {
+        long bodyLength = requestBodyLength(header, at);
+        long length = header.getLong(at + LENGTH_AT);
+        if (header.get(at + 3) == WRITE) {
             if (length != bodyLength - REQUEST_FIXED_BYTES) {
                 throw new TcpProtocolException("WRITE announces " + length + " payload bytes in a " + bodyLength + "-byte body");
             }
@@ -212,6 +222,15 @@ final class TcpProtocol {
         }
         return new TcpRefusedException(code, StandardCharsets.UTF_8.decode(body).toString());
     }
+
+    /** Puts {@code first} then {@code second} big-endian into the 16 bytes of {@code to}, as they came off the wire. */
+    static void putLongs(byte[] to, long first, long second) {
+        LONGS.set(to, 0, first);
+        LONGS.set(to, 8, second);
+    }
+
+    private static final java.lang.invoke.VarHandle LONGS =
+            java.lang.invoke.MethodHandles.byteArrayViewVarHandle(long[].class, java.nio.ByteOrder.BIG_ENDIAN);
 
     /** Whether {@code [offset, offset + length)} lies inside {@code [0, size)}, without overflow. */
     static boolean inRange(long offset, long length, long size) {

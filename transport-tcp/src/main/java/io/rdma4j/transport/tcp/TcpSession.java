@@ -27,6 +27,11 @@ import java.util.function.BooleanSupplier;
  * before the session next waits for the socket: a pipelined batch is answered in one
  * {@code write}, a lone request at once, as before. Large payloads bypass both buffers and
  * move straight between the socket and the registered segment.
+ *
+ * <p>Per request of a pipelined batch of small ops the session allocates nothing: headers are
+ * parsed in place in {@code in}, a WRITE whose payload is buffered is one copy from there into the
+ * registered segment, and a request for the buffer the connection was last allowed takes no
+ * lookup ({@link #checkedBuffer}); every request still takes its own pin, and gets its own refusal.
  */
 final class TcpSession {
     private static final System.Logger LOG = System.getLogger(TcpDataServer.class.getName());
@@ -49,6 +54,8 @@ final class TcpSession {
     /** Told once a request began (after {@link #inRequest} says so): the server's frame watch looks while requests are served. */
     private final Runnable requestStarted;
     private final ByteBuffer in = ByteBuffer.allocateDirect(TcpProtocol.SESSION_BUFFER_BYTES).flip();
+    /** {@code in}'s memory, whole, for copies of buffered WRITE payloads into registered segments. */
+    private final MemorySegment inMemory = MemorySegment.ofBuffer(in.duplicate().clear());
     private final ByteBuffer out = ByteBuffer.allocateDirect(TcpProtocol.SESSION_BUFFER_BYTES);
     /** {@code out}'s memory, whole, for copies from registered segments. */
     private final MemorySegment outMemory = MemorySegment.ofBuffer(out);
@@ -56,6 +63,21 @@ final class TcpSession {
     private final ByteBuffer[] gather = new ByteBuffer[2];
     private final byte[] key = new byte[TcpProtocol.KEY_BYTES];
     private final byte[] incarnation = new byte[TcpProtocol.INCARNATION_BYTES];
+    /** The request being parsed: its access key and incarnation as two longs each (big-endian, as on the wire). */
+    private long key0;
+    private long key1;
+    private long incarnation0;
+    private long incarnation1;
+    /**
+     * The buffer of the last request this connection was allowed, with the id, key and incarnation
+     * it was allowed by ({@link #checkedBuffer}); null before the first and after a refused pin.
+     */
+    private LocalBuffer allowed;
+    private long allowedId;
+    private long allowedKey0;
+    private long allowedKey1;
+    private long allowedIncarnation0;
+    private long allowedIncarnation1;
     /** Requests begun on this connection (this session's thread only). */
     private long requests;
     /** The request being served, or 0 between requests (written in order through REQUEST, read by the watch). */
@@ -77,15 +99,21 @@ final class TcpSession {
 
     void run() throws IOException {
         while (true) {
-            // Between requests a connection may idle as long as the peer likes (it is pooled there).
-            if (!in.hasRemaining() && !fill()) {
-                return; // clean end at a frame boundary
+            if (!in.hasRemaining()) {
+                // Between requests a connection may idle as long as the peer likes (it is pooled there).
+                REQUEST.setRelease(this, 0L);
+                if (!fill()) {
+                    return; // clean end at a frame boundary
+                }
+                // From the first byte on, the exchange is bounded: a stalled peer cannot hold a pin.
+                REQUEST.setVolatile(this, ++requests);    // volatile: ordered before the watch's flag, read next
+                requestStarted.run();
+            } else {
+                // The next request of those already buffered: the session never said it was idle since the
+                // last one began, so the watch is armed; a new number tells it that this one is a new request.
+                REQUEST.setRelease(this, ++requests);
             }
-            // From the first byte on, the exchange is bounded: a stalled peer cannot hold a pin.
-            REQUEST.setVolatile(this, ++requests);        // volatile: ordered before the watch's flag, read next
-            requestStarted.run();
             exchange();
-            REQUEST.setRelease(this, 0L);
         }
     }
 
@@ -164,26 +192,29 @@ final class TcpSession {
     private void exchange() throws IOException {
         // Check the preamble as soon as it is in: garbage is refused without waiting for a whole header.
         need(TcpProtocol.PREAMBLE_BYTES, "preamble");
-        ByteBuffer header = in.slice(in.position(), Math.min(in.remaining(), TcpProtocol.REQUEST_HEADER_BYTES));
+        // Parsed in place at absolute positions of `in` (no slice per request).
+        int at = in.position();
         try {
-            TcpProtocol.requestBodyLength(header);
+            TcpProtocol.requestBodyLength(in, at);
         } catch (TcpProtocolException e) {
             malformed(e.getMessage());
         }
         need(TcpProtocol.REQUEST_HEADER_BYTES, "header");
-        header = in.slice(in.position(), TcpProtocol.REQUEST_HEADER_BYTES);
+        at = in.position(); // need() may have compacted the buffer
         int length = 0;
         try {
-            length = TcpProtocol.requestLength(header);
+            length = TcpProtocol.requestLength(in, at);
         } catch (TcpProtocolException e) {
             malformed(e.getMessage());
         }
-        long bufferId = header.getLong(TcpProtocol.ID_AT);
-        header.get(TcpProtocol.KEY_AT, key);
-        header.get(TcpProtocol.INCARNATION_AT, incarnation);
-        long offset = header.getLong(TcpProtocol.OFFSET_AT);
-        boolean write = header.get(3) == TcpProtocol.WRITE;
-        in.position(in.position() + TcpProtocol.REQUEST_HEADER_BYTES);
+        long bufferId = in.getLong(at + TcpProtocol.ID_AT);
+        key0 = in.getLong(at + TcpProtocol.KEY_AT);
+        key1 = in.getLong(at + TcpProtocol.KEY_AT + 8);
+        incarnation0 = in.getLong(at + TcpProtocol.INCARNATION_AT);
+        incarnation1 = in.getLong(at + TcpProtocol.INCARNATION_AT + 8);
+        long offset = in.getLong(at + TcpProtocol.OFFSET_AT);
+        boolean write = in.get(at + 3) == TcpProtocol.WRITE;
+        in.position(at + TcpProtocol.REQUEST_HEADER_BYTES);
         if (write) {
             serveWrite(bufferId, offset, length);
         } else {
@@ -200,6 +231,10 @@ final class TcpSession {
             refuse(ErrorCode.of(refused.reason()).wire(), refused.getMessage());
             return;
         }
+        if (in.remaining() >= length) {
+            serveBufferedWrite(buffer, bufferId, offset, length);
+            return;
+        }
         ByteBuffer destination = null;
         try (LocalBuffer.Pin pin = buffer.pin()) {
             destination = buffer.segment().asSlice(offset, length).asByteBuffer();
@@ -214,12 +249,35 @@ final class TcpSession {
                 TcpProtocol.readFully(ch, destination);
             }
         } catch (BufferAccessException refused) {
+            forgetAllowed();
             drain(length);
             refuse(ErrorCode.of(refused.reason()).wire(), refused.getMessage());
             return;
         } catch (IllegalStateException | WrongThreadException memoryGone) {
+            forgetAllowed();
             // The bytes not yet taken are still on the wire.
             drain(destination == null ? length : destination.remaining());
+            refuse(ErrorCode.OWNER_MEMORY_CLOSED.wire(), unusable(bufferId, memoryGone));
+            return;
+        }
+        TcpProtocol.putPreamble(room(TcpProtocol.PREAMBLE_BYTES), TcpProtocol.OK, 0);
+    }
+
+    /**
+     * A WRITE whose payload is all in {@code in} already (every small write of a pipelined batch):
+     * one copy from the buffer's memory into the registered segment, no view objects.
+     */
+    private void serveBufferedWrite(LocalBuffer buffer, long bufferId, long offset, int length) throws IOException {
+        int from = in.position();
+        in.position(from + length); // the payload is consumed whether it is taken or refused
+        try (LocalBuffer.Pin pin = buffer.pin()) {
+            MemorySegment.copy(inMemory, from, buffer.segment(), offset, length);
+        } catch (BufferAccessException refused) {
+            forgetAllowed();
+            refuse(ErrorCode.of(refused.reason()).wire(), refused.getMessage());
+            return;
+        } catch (IllegalStateException | WrongThreadException memoryGone) {
+            forgetAllowed();
             refuse(ErrorCode.OWNER_MEMORY_CLOSED.wire(), unusable(bufferId, memoryGone));
             return;
         }
@@ -279,9 +337,42 @@ final class TcpSession {
         return "buffer " + bufferId + ": its memory was closed by its owner (" + e.getMessage() + ")";
     }
 
-    /** Looks up and range-checks (incarnation, key, range); throws the refusal to send back. */
+    /**
+     * Looks up and range-checks (incarnation, key, range); throws the refusal to send back.
+     *
+     * <p>A request for the buffer of the last request this connection was allowed, with the same
+     * id, key and incarnation (compared in constant time: no early exit on the first differing
+     * byte), and a range inside it, is allowed without a lookup: a pipelined batch of small ops
+     * to one buffer pays one lookup, not one per op (the lookup's two constant-time 16-byte
+     * comparisons and its map lookup were the largest share of an 8-byte op's time on the owner).
+     * That answer is the lookup's: the incarnation and a registration's id, key and size never
+     * change, and ids are never reused; a buffer released since is refused by its pin, which every
+     * request takes ({@link LocalBuffer#pin()} refuses once the release began, before the owner's
+     * release returns), with the lookup's own refusal. Anything else goes to the lookup.
+     */
     private LocalBuffer checkedBuffer(long bufferId, long offset, long length) {
-        return registrations.lookup(incarnation, bufferId, key, offset, length);
+        LocalBuffer b = allowed;
+        if (b != null && bufferId == allowedId
+                && ((key0 ^ allowedKey0) | (key1 ^ allowedKey1) | (incarnation0 ^ allowedIncarnation0)
+                | (incarnation1 ^ allowedIncarnation1)) == 0
+                && length >= 1 && TcpProtocol.inRange(offset, length, b.byteSize())) {
+            return b;
+        }
+        TcpProtocol.putLongs(key, key0, key1);
+        TcpProtocol.putLongs(incarnation, incarnation0, incarnation1);
+        b = registrations.lookup(incarnation, bufferId, key, offset, length);
+        allowed = b;
+        allowedId = bufferId;
+        allowedKey0 = key0;
+        allowedKey1 = key1;
+        allowedIncarnation0 = incarnation0;
+        allowedIncarnation1 = incarnation1;
+        return b;
+    }
+
+    /** Forgets the last allowed buffer: its pin was refused (released, or its memory closed). */
+    private void forgetAllowed() {
+        allowed = null;
     }
 
     /** Queues an ERROR reply (it leaves with the other gathered replies). Error path only: allocates. */

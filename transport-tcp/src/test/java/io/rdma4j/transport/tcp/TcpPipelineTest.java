@@ -150,4 +150,48 @@ class TcpPipelineTest {
             }
         }
     }
+    /**
+     * The owner checks every request of a connection on its own: one it served on a buffer says
+     * nothing about the next one on that buffer (a wrong key, a range outside it, the buffer
+     * released meanwhile are each refused in place, and the connection serves on).
+     */
+    @Test
+    void aRequestAfterOneServedOnTheSameBuffer_isCheckedAgain_keyRangeAndRelease() throws IOException {
+        try (TcpTesting.Instrumented owner = TcpTesting.instrumented()) {
+            RdmaBuffer buffer = await(owner.manager().allocate(64));
+            RdmaBuffer other = await(owner.manager().allocate(64));
+            Endpoint data = TestTokens.dataEndpoint(buffer.remote());
+            byte[] key = TestTokens.accessKey(buffer.remote());
+            byte[] wrongKey = key.clone();
+            wrongKey[15] ^= 1;
+            byte[] incarnation = TestTokens.incarnation(buffer.remote());
+            byte[] payload = {1, 2, 3, 4, 5, 6, 7, 8};
+            try (RawDataClient client = new RawDataClient(data)) {
+                ByteArrayOutputStream round = new ByteArrayOutputStream();
+                round.writeBytes(RawDataClient.request(RawDataClient.WRITE, buffer.id(), key, incarnation, 0, 8, payload));
+                round.writeBytes(RawDataClient.request(RawDataClient.WRITE, buffer.id(), wrongKey, incarnation, 8, 8, payload));
+                round.writeBytes(RawDataClient.request(RawDataClient.WRITE, buffer.id(), key, incarnation, 60, 8, payload));
+                round.writeBytes(RawDataClient.request(RawDataClient.WRITE, other.id(), key, incarnation, 0, 8, payload));
+                round.writeBytes(RawDataClient.request(RawDataClient.WRITE, buffer.id(), key, incarnation, 16, 8, payload));
+                client.send(round.toByteArray());
+
+                assertEquals(RawDataClient.OK, client.reply().type());
+                assertRefused(client.reply(), 1, "a wrong key after a served request");
+                assertRefused(client.reply(), 3, "a range outside the buffer after a served request");
+                assertRefused(client.reply(), 1, "another buffer's id with this buffer's key");
+                assertEquals(RawDataClient.OK, client.reply().type());
+                assertEquals(8, buffer.segment().get(ValueLayout.JAVA_BYTE, 23));
+                assertEquals(0, buffer.segment().get(ValueLayout.JAVA_BYTE, 15), "the refused write landed");
+
+                buffer.close(); // released between two requests of the connection
+                client.write(buffer.id(), key, incarnation, 24, payload);
+                assertRefused(client.reply(), 1, "a write to the buffer released since the last request");
+            }
+        }
+    }
+
+    private static void assertRefused(RawDataClient.Reply reply, int code, String what) {
+        assertEquals(RawDataClient.ERROR, reply.type(), what + ": not refused");
+        assertEquals(code, reply.code(), what + ": " + reply.text());
+    }
 }
