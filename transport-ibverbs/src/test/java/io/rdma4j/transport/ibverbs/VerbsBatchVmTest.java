@@ -117,6 +117,43 @@ class VerbsBatchVmTest {
                         + " writes: fewer than one in 16 signalled"));
     }
 
+    /**
+     * While a caller waits for its action ({@code submitAndWait}) and takes its completions itself,
+     * the device's poller sleeps until that caller delivers what it took or stops polling: it
+     * wakes at most once per completion taken, and once at the end, however long the action
+     * takes (it used to wake every 50 us, or as often as the guest's timers let it). The holder's
+     * busy-poll window is 1 s, so that the caller polls through the whole action; 512 writes of 64
+     * KiB in chains of up to 128 with one completion asked for in 128 take a few completions and
+     * many milliseconds.
+     */
+    @Test
+    void callerWaitingForAnActionOfManyWrites_pollerWakesAtMostOncePerCompletionTaken() {
+        RdmaManager owner = owner();
+        RdmaManager holder = holder("rdma.ibverbs.busyPollWindow=1s", "rdma.ibverbs.signalEvery=128");
+        int size = 64 << 10;
+        int ops = 512;
+        RdmaBuffer remote = owner.allocate(size).join();
+        RdmaBuffer local = holder.allocate(size).join();
+        DataPattern.fill(local.segment(), 31);
+        holder.newAction().writeFrom(remote.remote(), local.segment()).submitAndWait(TIMEOUT);     // connects, checks the token
+        RdmaAction writes = holder.newAction();
+        for (int i = 0; i < ops; i++) {
+            writes.writeFrom(remote.remote(), local.segment());
+        }
+        VerbsDevice d = holderDevice();
+        long rests = d.restWakeups();
+        long completions = d.completions();
+
+        writes.submitAndWait(TIMEOUT);
+        long woke = d.restWakeups() - rests;
+        long taken = d.completions() - completions;
+
+        assertAll(
+                () -> assertEquals(-1, DataPattern.mismatch(remote.segment(), 31), "the owner's buffer after the writes"),
+                () -> assertTrue(woke <= taken + 1, "the poller woke " + woke + " times from resting while the caller took "
+                        + taken + " completions"));
+    }
+
     @Test
     void actionOfMixedSizes_inlineAndNot_andLargerThanTheSendQueue_writesAndReadsBackEveryByte() {
         int[] sizes = {1, 8, 63, 64, 65, 200, 4096, 70_000};

@@ -21,14 +21,14 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
  */
 abstract sealed class WorkRequestArray implements AutoCloseable permits SendWorkRequests, ReceiveWorkRequests {
 
-    private static final long SGE_SIZE = IBV_SGE.byteSize();
-    private static final long SGE_ADDR = offset(IBV_SGE, "addr");
-    private static final long SGE_LENGTH = offset(IBV_SGE, "length");
-    private static final long SGE_LKEY = offset(IBV_SGE, "lkey");
+    static final long SGE_SIZE = IBV_SGE.byteSize();
+    static final long SGE_ADDR = offset(IBV_SGE, "addr");
+    static final long SGE_LENGTH = offset(IBV_SGE, "length");
+    static final long SGE_LKEY = offset(IBV_SGE, "lkey");
 
     private final Arena arena;
     final MemorySegment requests;
-    private final MemorySegment sges;
+    final MemorySegment sges;
     private final MemorySegment badRequest;
     final long requestSize;
     private final long nextOffset;

@@ -96,9 +96,9 @@ final class SendChains {
                     c.signalled = signal;
                     int flags = (signal ? Ibv.IBV_SEND_SIGNALED : 0)
                             | (c.opcode == Ibv.IBV_WR_RDMA_WRITE && c.length <= maxInline ? Ibv.IBV_SEND_INLINE : 0);
-                    request.setSge(i, 0, c.localAddress, c.length, c.lkey);
-                    request.setRdma(i, c.workRequestId, c.opcode, flags, 1, c.remoteAddress, c.rkey);
+                    request.stage(i, c.workRequestId, c.opcode, flags, c.localAddress, c.length, c.lkey, c.remoteAddress, c.rkey);
                 }
+                request.writeStaged(count);
                 synchronized (sent) {
                     for (int i = 0; i < count; i++) {
                         sent.addLast(chunks.get(from + i));

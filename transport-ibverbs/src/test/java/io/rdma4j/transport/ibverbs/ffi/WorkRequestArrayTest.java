@@ -96,6 +96,45 @@ class WorkRequestArrayTest {
         }
     }
 
+    /** Request {@code i} and its entry 0, as {@link #first} reads request 0. */
+    private static long[] request(SendWorkRequests wrs, int i) {
+        MemorySegment r = wrs.segment().asSlice(i * IBV_SEND_WR.byteSize(), IBV_SEND_WR.byteSize());
+        MemorySegment sge = MemorySegment.ofAddress(r.get(JAVA_LONG, offset(IBV_SEND_WR, "sg_list"))).reinterpret(IBV_SGE.byteSize());
+        return new long[] {r.get(JAVA_LONG, offset(IBV_SEND_WR, "wr_id")), r.get(JAVA_INT, offset(IBV_SEND_WR, "num_sge")),
+                r.get(JAVA_INT, offset(IBV_SEND_WR, "opcode")), r.get(JAVA_INT, offset(IBV_SEND_WR, "send_flags")),
+                r.get(JAVA_INT, offset(IBV_SEND_WR, "imm_data")), r.get(JAVA_LONG, offset(IBV_SEND_WR, "wr", "rdma", "remote_addr")),
+                r.get(JAVA_INT, offset(IBV_SEND_WR, "wr", "rdma", "rkey")), sge.get(JAVA_LONG, offset(IBV_SGE, "addr")),
+                sge.get(JAVA_INT, offset(IBV_SGE, "length")), sge.get(JAVA_INT, offset(IBV_SGE, "lkey"))};
+    }
+
+    @Test
+    void stageThenWriteStaged_writesWhatSetSgeAndSetRdmaWould_andKeepsTheChain() {
+        try (SendWorkRequests staged = SendWorkRequests.allocate(3, 2); SendWorkRequests set = SendWorkRequests.allocate(3, 2)) {
+            long[][] values = {{1, Ibv.IBV_WR_RDMA_WRITE, Ibv.IBV_SEND_SIGNALED | Ibv.IBV_SEND_INLINE, 0x7f00_1000L, 8, 0x11, 0x9000, 0x21},
+                    {0xFFFF_FFFF_FFFFL, Ibv.IBV_WR_RDMA_READ, 0, 0x7f00_2000L, 0x7FFF_FFFF, -5, -1L, -7}};
+            set.setSge(0, 1, 0x6000, 77, 0x66);     // entries past the first are left alone by both
+            staged.setSge(0, 1, 0x6000, 77, 0x66);
+            for (int i = 0; i < values.length; i++) {
+                long[] v = values[i];
+                staged.stage(i, v[0], (int) v[1], (int) v[2], v[3], (int) v[4], (int) v[5], v[6], (int) v[7]);
+                set.setSge(i, 0, v[3], (int) v[4], (int) v[5]);
+                set.setRdma(i, v[0], (int) v[1], (int) v[2], 1, v[6], (int) v[7]);
+            }
+            long base = staged.segment().address();
+
+            staged.writeStaged(2);
+
+            for (int i = 0; i < values.length; i++) {
+                assertEquals(java.util.Arrays.toString(request(set, i)), java.util.Arrays.toString(request(staged, i)), "request " + i);
+            }
+            assertEquals(base + IBV_SEND_WR.byteSize(), next(staged, 0));
+            assertEquals(base + 2 * IBV_SEND_WR.byteSize(), next(staged, 1));
+            assertEquals(0L, next(staged, 2));
+            assertThrows(IndexOutOfBoundsException.class, () -> staged.stage(3, 0, Ibv.IBV_WR_RDMA_WRITE, 0, 0, 0, 0, 0, 0));
+            assertThrows(IndexOutOfBoundsException.class, () -> staged.writeStaged(4));
+        }
+    }
+
     @Test
     void setRdma_indexOrSgeCountOutOfRange_rejected() {
         try (SendWorkRequests wrs = SendWorkRequests.allocate(2, 1)) {
