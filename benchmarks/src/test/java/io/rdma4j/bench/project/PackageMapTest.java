@@ -14,7 +14,6 @@ import java.util.stream.Stream;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assertions.fail;
 
 /**
  * A newcomer finds a class from its package's map: every main package of every module has a
@@ -22,21 +21,11 @@ import static org.junit.jupiter.api.Assertions.fail;
  */
 class PackageMapTest {
 
-    private static Path root() {
-        Path p = Path.of("").toAbsolutePath();
-        while (p != null && !(Files.exists(p.resolve("bom/pom.xml")) && Files.exists(p.resolve("pom.xml")))) {
-            p = p.getParent();
-        }
-        if (p == null) {
-            fail("cannot find the repository root from " + Path.of("").toAbsolutePath());
-        }
-        return p;
-    }
 
     /** Each main package directory of the repository (a directory under some src/main/java holding .java files). */
     private static List<Path> mainPackages() throws IOException {
         List<Path> packages = new ArrayList<>();
-        try (Stream<Path> files = Files.walk(root())) {
+        try (Stream<Path> files = Files.walk(Repository.root())) {
             files.filter(f -> f.toString().endsWith(".java"))
                     .filter(f -> f.toString().replace('\\', '/').contains("/src/main/java/"))
                     .filter(f -> !f.toString().replace('\\', '/').contains("/target/"))
@@ -53,7 +42,7 @@ class PackageMapTest {
 
         Map<String, List<String>> unmapped = new TreeMap<>();
         for (Path dir : packages) {
-            String where = root().relativize(dir).toString();
+            String where = Repository.root().relativize(dir).toString();
             Path info = dir.resolve("package-info.java");
             if (!Files.exists(info)) {
                 unmapped.put(where, List.of("(no package-info.java)"));

@@ -7,7 +7,6 @@ import org.w3c.dom.Node;
 import org.w3c.dom.NodeList;
 
 import javax.xml.parsers.DocumentBuilderFactory;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -15,21 +14,10 @@ import java.util.TreeSet;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assertions.fail;
 
 /** What a release publishes stays consistent as modules come and go: the BOM lists each library jar, names cannot clash. */
 class PublishedArtifactsTest {
 
-    private static Path root() {
-        Path p = Path.of("").toAbsolutePath();
-        while (p != null && !(Files.exists(p.resolve("bom/pom.xml")) && Files.exists(p.resolve("pom.xml")))) {
-            p = p.getParent();
-        }
-        if (p == null) {
-            fail("cannot find the repository root from " + Path.of("").toAbsolutePath());
-        }
-        return p;
-    }
 
     private static Document pom(Path file) throws Exception {
         return DocumentBuilderFactory.newInstance().newDocumentBuilder().parse(file.toFile());
@@ -57,8 +45,8 @@ class PublishedArtifactsTest {
     /** artifactIds of the reactor's jar modules that are published (no maven.deploy.skip). */
     private static TreeSet<String> publishedJars() throws Exception {
         TreeSet<String> published = new TreeSet<>();
-        for (String module : texts(pom(root().resolve("pom.xml")), "module")) {
-            Document doc = pom(root().resolve(module).resolve("pom.xml"));
+        for (String module : texts(pom(Repository.root().resolve("pom.xml")), "module")) {
+            Document doc = pom(Repository.root().resolve(module).resolve("pom.xml"));
             Element project = doc.getDocumentElement();
             String packaging = child(project, "packaging");
             boolean skipped = texts(doc, "maven.deploy.skip").contains("true");
@@ -71,7 +59,7 @@ class PublishedArtifactsTest {
 
     @Test
     void bom_managesEveryPublishedJar_atTheProjectVersion() throws Exception {
-        Document bom = pom(root().resolve("bom/pom.xml"));
+        Document bom = pom(Repository.root().resolve("bom/pom.xml"));
         Element project = bom.getDocumentElement();
         TreeSet<String> managed = new TreeSet<>();
         NodeList deps = bom.getElementsByTagName("dependency");
@@ -82,7 +70,7 @@ class PublishedArtifactsTest {
         }
 
         assertEquals(publishedJars(), managed);
-        String parentVersion = child(pom(root().resolve("pom.xml")).getDocumentElement(), "version");
+        String parentVersion = child(pom(Repository.root().resolve("pom.xml")).getDocumentElement(), "version");
         assertEquals(parentVersion, child(project, "version"), "the BOM's version follows the parent's");
         assertEquals(null, child(project, "parent"), "a BOM with a parent hands its importers the parent's dependencyManagement too");
     }

@@ -16,25 +16,14 @@ import java.util.regex.Pattern;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assertions.fail;
 
 /** The README and the pages under docs/ keep up with the code (the settings reference: {@code io.rdma4j.SettingsReferenceTest}). */
 class ReadmeTest {
 
     private static String readme() throws IOException {
-        return Files.readString(root().resolve("README.md"));
+        return Files.readString(Repository.root().resolve("README.md"));
     }
 
-    private static Path root() {
-        Path p = Path.of("").toAbsolutePath();
-        while (p != null && !(Files.exists(p.resolve("README.md")) && Files.isDirectory(p.resolve("spi")))) {
-            p = p.getParent();
-        }
-        if (p == null) {
-            fail("cannot find the repository root from " + Path.of("").toAbsolutePath());
-        }
-        return p;
-    }
 
     @Test
     void readme_statesTheTwoCommands() throws IOException {
@@ -46,12 +35,12 @@ class ReadmeTest {
 
     @Test
     void links_pointAtFilesOfTheRepository() throws IOException {
-        List<Path> pages = new ArrayList<>(List.of(root().resolve("README.md"), root().resolve("benchmarks/README.md")));
-        try (var docs = Files.walk(root().resolve("docs"))) {
+        List<Path> pages = new ArrayList<>(List.of(Repository.root().resolve("README.md"), Repository.root().resolve("benchmarks/README.md")));
+        try (var docs = Files.walk(Repository.root().resolve("docs"))) {
             docs.filter(f -> f.toString().endsWith(".md")).sorted().forEach(pages::add);
         }
         for (Path file : pages) {
-            String name = root().relativize(file).toString();
+            String name = Repository.root().relativize(file).toString();
             Matcher m = Pattern.compile("\\]\\(([^)#\\s]+)[^)]*\\)").matcher(Files.readString(file));
             while (m.find()) {
                 String target = m.group(1);
@@ -69,7 +58,7 @@ class ReadmeTest {
     @Test
     @Timeout(120)
     void jshellSession_printsWhatTheReadmeShows() throws Exception {
-        List<String> session = jshellSession(Files.readString(root().resolve("docs/guide.md")));
+        List<String> session = jshellSession(Files.readString(Repository.root().resolve("docs/guide.md")));
         List<String> input = session.stream().filter(l -> l.startsWith(PROMPT)).map(l -> l.substring(PROMPT.length())).toList();
         List<String> expected = session.stream().filter(l -> !l.startsWith(PROMPT)).map(ReadmeTest::normalise).toList();
         assertTrue(input.size() > 5 && expected.size() > 5, session.toString());

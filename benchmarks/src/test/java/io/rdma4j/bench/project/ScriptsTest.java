@@ -12,21 +12,10 @@ import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assertions.fail;
 
 /** bin/lib/java.sh, which bin/rdma-perf, bin/rdma-jshell and it/consumer/run use to find their JDK. */
 class ScriptsTest {
 
-    private static Path root() {
-        Path p = Path.of("").toAbsolutePath();
-        while (p != null && !Files.exists(p.resolve("bin/lib/java.sh"))) {
-            p = p.getParent();
-        }
-        if (p == null) {
-            fail("cannot find the repository root from " + Path.of("").toAbsolutePath());
-        }
-        return p;
-    }
 
     /** A JAVA_HOME whose bin/java claims to be a JDK 17 and whose bin/jshell would be too. */
     private static Path oldJdk(Path dir) throws Exception {
@@ -43,7 +32,7 @@ class ScriptsTest {
         ProcessBuilder pb = new ProcessBuilder("bash", "-c", script).redirectErrorStream(true);
         pb.environment().put("JAVA_HOME", oldJdk.toString());
         pb.environment().put("PATH", oldJdk.resolve("bin") + ":" + System.getenv("PATH"));
-        pb.environment().put("root", root().toString());
+        pb.environment().put("root", Repository.root().toString());
         Process p = pb.start();
         String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8).strip();
         assertTrue(p.waitFor(60, TimeUnit.SECONDS), out);
