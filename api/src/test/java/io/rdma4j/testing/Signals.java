@@ -1,7 +1,6 @@
 package io.rdma4j.testing;
 
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
@@ -80,8 +79,6 @@ public final class Signals {
             stat = Files.readString(task.resolve("stat"));
         } catch (NoSuchFileException gone) {     // the thread exited meanwhile: it runs no more
             return 'T';
-        } catch (UncheckedIOException e) {
-            throw e.getCause();
         }
         return stat.charAt(stat.lastIndexOf(')') + 2);
     }

@@ -124,9 +124,10 @@ public final class AccessTable implements AutoCloseable {
      */
     public static AccessTable create() throws IOException {
         Arena arena = Arena.ofShared();
+        AccessTable t = null;
         try {
             MemoryFile.Mapped file = MemoryFile.createPeerReadOnly("rdma4j-shm-access", SLOTS_SIZE, arena);
-            AccessTable t = new AccessTable(arena, file.segment(), file.parked(), new BitSet(SLOTS), null);
+            t = new AccessTable(arena, file.segment(), file.parked(), new BitSet(SLOTS), null);
             t.slots.set(JAVA_LONG, 8, SLOTS);
             t.slots.set(JAVA_LONG, 16, ROWS);
             t.livenessLock = LivenessLock.hold(t.liveness, "rdma-shm-alive");
@@ -137,6 +138,9 @@ public final class AccessTable implements AutoCloseable {
             LONG.setVolatile(t.slots, 0L, MAGIC);
             return t;
         } catch (IOException | RuntimeException e) {
+            if (t != null && t.livenessLock != null) {
+                t.livenessLock.close();     // its thread holds a mutex in the mapping the arena unmaps
+            }
             arena.close();
             throw e;
         }
