@@ -27,7 +27,7 @@ import scala.Tuple2;
  * executors get the least memory Spark accepts, and the context waits for both executors before
  * the job starts (they take long to start there, and a job run on one executor has no remote
  * blocks). The expected sums are computed in plain Java: the host's tests compare the rdma4j
- * shuffle with Spark's built-in one, which here would cost minutes.
+ * shuffle with Spark's built-in one, whose run here cost one to two minutes.
  */
 @Tag("softroce")
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
@@ -64,7 +64,7 @@ class SparkJobOverIbverbsVmTest {
 
     /**
      * What the job must give, computed in plain Java (the host's tests compare the rdma4j shuffle
-     * with Spark's built-in one; a built-in run here would cost minutes of emulated CPU).
+     * with Spark's built-in one; a built-in run here cost one to two minutes of emulated CPU).
      */
     private static Map<Integer, Long> expectedSums() {
         Map<Integer, Long> sums = new TreeMap<>();
