@@ -16,6 +16,7 @@ import java.util.concurrent.ConcurrentLinkedDeque;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Supplier;
 import org.apache.spark.rpc.RpcEndpointRef;
 import org.apache.spark.shuffle.IndexShuffleBlockResolver;
@@ -47,6 +48,10 @@ final class ExecutorShuffleState implements AutoCloseable {
     private final Map<Integer, Map<Long, MapOutputToken>> tokens = new ConcurrentHashMap<>();
     private final ConcurrentLinkedDeque<MemorySegment> staging = new ConcurrentLinkedDeque<>();
     private final Arena stagingArena = Arena.ofShared();
+    private final LongAdder published = new LongAdder();
+    private final LongAdder allocateNanos = new LongAdder();
+    private final LongAdder copyNanos = new LongAdder();
+    private final LongAdder askNanos = new LongAdder();
     private volatile RdmaManager manager;
     private volatile byte[] accumulators;
     private volatile boolean closed;
@@ -98,8 +103,12 @@ final class ExecutorShuffleState implements AutoCloseable {
         long total = offsets[lengths.length];
         RdmaBuffer buffer = null;
         byte[] token = null;
+        long t0 = System.nanoTime();
+        long t1 = t0;
+        long t2 = t0;
         if (total > 0) {
             buffer = await(manager().allocate(total), "allocate " + total + " B");
+            t1 = System.nanoTime();
             try {
                 copyFile(resolver.getDataFile(shuffleId, mapId), buffer.segment());
                 token = buffer.remote().toBytes();
@@ -107,6 +116,7 @@ final class ExecutorShuffleState implements AutoCloseable {
                 buffer.close();
                 throw e;
             }
+            t2 = System.nanoTime();
         }
         MapOutputToken output = new MapOutputToken(mapId, executorId, token, offsets);
         try {
@@ -117,10 +127,29 @@ final class ExecutorShuffleState implements AutoCloseable {
             }
             throw e;
         }
+        long t3 = System.nanoTime();
+        published.increment();
+        allocateNanos.add(t1 - t0);
+        copyNanos.add(t2 - t1);
+        askNanos.add(t3 - t2);
+        long allocate = t1 - t0;
+        long copy = t2 - t1;
+        long ask = t3 - t2;
+        LOG.log(System.Logger.Level.DEBUG, () -> "shuffle " + shuffleId + " map output " + mapId + " (" + total
+                + " B) published: allocate " + allocate / 1000 + " us, copy " + copy / 1000 + " us, publish ask "
+                + ask / 1000 + " us");
         if (buffer != null) {
             owned.computeIfAbsent(shuffleId, id -> new ConcurrentHashMap<>()).put(mapId, buffer);
         }
         tokens.computeIfAbsent(shuffleId, id -> new ConcurrentHashMap<>()).put(mapId, output);
+    }
+
+    /**
+     * What this process's publications took so far, for benchmarks: {map outputs published,
+     * nanoseconds waiting for allocations, copying data files, waiting for the driver's answer}.
+     */
+    long[] publishTimes() {
+        return new long[] {published.sum(), allocateNanos.sum(), copyNanos.sum(), askNanos.sum()};
     }
 
     private static void copyFile(File file, MemorySegment target) throws IOException {

@@ -176,6 +176,11 @@ public class RdmaShuffleManager extends SortShuffleManager {
         return state.ownedCount(shuffleId);
     }
 
+    /** @see ExecutorShuffleState#publishTimes() */
+    long[] publishTimes() {
+        return state.publishTimes();
+    }
+
     /**
      * @return how many map outputs of the shuffle the driver knows; 0 on an executor
      */
