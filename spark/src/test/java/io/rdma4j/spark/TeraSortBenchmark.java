@@ -26,7 +26,11 @@ import scala.Tuple2;
  * with {@code spark.shuffle.readHostLocalDisk=false} (blocks through Spark's network fetch
  * instead of reading the other executor's files). Prints one line per run (with the host's load
  * averages before and after the timed job, and per stage the sums of the tasks' run, CPU, GC and
- * (de)serialization times, and the executors' thread CPU by thread name) and the medians.
+ * (de)serialization times, the executors' thread CPU by thread name and rdma4j's publication
+ * times) and the medians. With {@code bench.rdma4jCopied=true} ({@code BENCH_RDMA4J_COPIED}) also
+ * rdma4j with {@code spark.rdma4j.shuffle.mapOutputs=copied}; with {@code bench.job=groupby}
+ * ({@code BENCH_JOB}) a groupByKey instead of the sort, into {@code bench.reduces}
+ * ({@code BENCH_REDUCES}, default 8) partitions.
  *
  * <pre>
  * ./mvnw -B -ntp -q verify -pl spark -am -Dtest=TeraSortBenchmark -Dsurefire.failIfNoSpecifiedTests=false \
@@ -107,7 +111,11 @@ class TeraSortBenchmark {
         long records = Long.parseLong(setting("bench.records", "BENCH_RECORDS", "1000000"));
         int runs = Integer.parseInt(setting("bench.runs", "BENCH_RUNS", "5"));
         boolean network = Boolean.parseBoolean(setting("bench.builtInNetwork", "BENCH_BUILTIN_NETWORK", "false"));
+        boolean copied = Boolean.parseBoolean(setting("bench.rdma4jCopied", "BENCH_RDMA4J_COPIED", "false"));
         List<String> modes = new ArrayList<>(List.of("rdma4j", "built-in"));
+        if (copied) {
+            modes.add(1, "rdma4j, mapOutputs=copied");
+        }
         if (network) {
             modes.add("built-in, readHostLocalDisk=false");
         }
@@ -231,8 +239,11 @@ class TeraSortBenchmark {
         SparkTestConf.applyTo(conf);
         // the benchmark's executors run with the default JIT and GC, not the tests' C1 + serial GC
         conf.set("spark.executor.extraJavaOptions", "--enable-native-access=ALL-UNNAMED");
-        if (!mode.equals("rdma4j")) {
+        if (!mode.startsWith("rdma4j")) {
             conf.remove("spark.shuffle.manager");
+        }
+        if (mode.contains("mapOutputs=copied")) {
+            conf.set("spark.rdma4j.shuffle.mapOutputs", "copied");
         }
         if (mode.contains("readHostLocalDisk=false")) {
             conf.set("spark.shuffle.readHostLocalDisk", "false");
