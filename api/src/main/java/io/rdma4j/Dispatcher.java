@@ -89,7 +89,8 @@ final class Dispatcher {
      */
     CompletableFuture<RdmaResult> submit(RdmaAction action, List<RdmaAction.Op> ops, Set<String> required,
                                          Duration timeout, boolean wantResult) {
-        Deadline deadline = Deadline.after(timeout, clock);
+        long startNanos = System.nanoTime();
+        Deadline deadline = deadline(timeout, startNanos);
         if (ops.isEmpty()) {
             return CompletableFuture.completedFuture(wantResult ? RdmaResult.EMPTY : null);
         }
@@ -99,7 +100,7 @@ final class Dispatcher {
         } catch (RuntimeException e) {
             return CompletableFuture.failedFuture(e);
         }
-        return run(groups, deadline, timeout, wantResult);
+        return run(groups, deadline, timeout, wantResult, startNanos);
     }
 
     /**
@@ -107,20 +108,21 @@ final class Dispatcher {
      * thread; ops spread over several transports still run in parallel, and the caller waits for all.
      */
     RdmaResult submitAndWait(RdmaAction action, List<RdmaAction.Op> ops, Set<String> required, Duration timeout) {
-        Deadline deadline = Deadline.after(timeout, clock);
+        long startNanos = System.nanoTime();
+        Deadline deadline = deadline(timeout, startNanos);
         if (ops.isEmpty()) {
             return RdmaResult.EMPTY;
         }
         ActionGroup g = groups(action, ops, required);
         if (g.next != null) {
             try {
-                return run(g, deadline, timeout, true).join();
+                return run(g, deadline, timeout, true, startNanos).join();
             } catch (CompletionException e) {
                 throw (RuntimeException) Errors.unwrap(e);
             }
         }
         Throwable failure = null;
-        g.start(System.nanoTime());
+        g.start(startNanos);
         long end = 0;
         try {
             g.transport.transport().submitAndWait(g.ops, deadline);
@@ -138,10 +140,11 @@ final class Dispatcher {
 
     /**
      * Submits each transport's group, all in parallel. Unless every transport's future is done when
-     * its submit returns, one watchdog guard bounds them all.
+     * its submit returns, one watchdog guard bounds them all. {@code startNanos}: when the submit
+     * began ({@link System#nanoTime()}), from which the action is timed.
      */
-    private ActionFuture run(ActionGroup groups, Deadline deadline, Duration timeout, boolean wantResult) {
-        long startNanos = System.nanoTime();
+    private ActionFuture run(ActionGroup groups, Deadline deadline, Duration timeout, boolean wantResult,
+                             long startNanos) {
         ActionFuture result = new ActionFuture(this, groups, startNanos, wantResult);
         boolean allDone = true;
         int count = 0;
@@ -190,6 +193,15 @@ final class Dispatcher {
             CompletableFuture.allOf(all).whenComplete(groups);
         }
         return result;
+    }
+
+    /**
+     * The deadline {@code timeout} after the submit's start: on the system clock one reading
+     * ({@code startNanos}, {@link System#nanoTime()}) times the action and starts its deadline;
+     * a test's clock is read on its own.
+     */
+    private Deadline deadline(Duration timeout, long startNanos) {
+        return Deadline.after(timeout, clock, clock == NanoClock.SYSTEM ? startNanos : clock.nanoTime());
     }
 
     /** What the finished groups did, from {@code startNanos} to {@code endNanos}. */

@@ -23,8 +23,15 @@ import java.util.concurrent.TimeUnit;
  *
  * <p>The peer's first stdout line is its greeting ({@link #greeting()}), e.g. a token; a peer that
  * exits or stays silent for {@code answerWithin} instead fails the start with its log.
+ *
+ * <p>A peer whose class path starts with this JVM's also gets the JVM flags of the system property
+ * {@value #PEER_FLAGS_PROPERTY} (separated by spaces; none when unset): {@code bin/vm-tests} sets it,
+ * in the soft-RoCE VM, to map the class-data archive made from this class path.
  */
 public final class PeerJvm implements AutoCloseable {
+
+    /** The system property whose flags peers on this JVM's class path get (see the class comment). */
+    public static final String PEER_FLAGS_PROPERTY = "rdma4j.test.peerJvmFlags";
 
     private static final String END = "\u0000end";
 
@@ -87,6 +94,10 @@ public final class PeerJvm implements AutoCloseable {
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
         List<String> command = new ArrayList<>(prefix);
         command.addAll(List.of(java, "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1"));
+        String flags = System.getProperty(PEER_FLAGS_PROPERTY, "").strip();
+        if (!flags.isEmpty() && classPath.startsWith(System.getProperty("java.class.path"))) {
+            command.addAll(List.of(flags.split(" +")));
+        }
         command.addAll(jvmFlags);
         command.addAll(List.of("-cp", classPath, mainClass.getName()));
         command.addAll(List.of(args));

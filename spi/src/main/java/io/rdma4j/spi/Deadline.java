@@ -39,6 +39,20 @@ public final class Deadline {
      * @throws IllegalArgumentException if {@code timeout} is negative
      */
     public static Deadline after(Duration timeout, NanoClock clock) {
+        return after(timeout, clock, clock.nanoTime());
+    }
+
+    /**
+     * A deadline {@code timeout} after {@code nowNanos}, a reading of {@code clock} the caller
+     * has just taken: one reading then both times an operation and starts its deadline.
+     *
+     * @param timeout  how long from {@code nowNanos}; capped at about 146 years
+     * @param clock    the clock the deadline runs on
+     * @param nowNanos {@code clock.nanoTime()}, read just before
+     * @return the new deadline
+     * @throws IllegalArgumentException if {@code timeout} is negative
+     */
+    public static Deadline after(Duration timeout, NanoClock clock, long nowNanos) {
         if (timeout.isNegative()) {
             throw new IllegalArgumentException("timeout must not be negative: " + timeout);
         }
@@ -48,7 +62,7 @@ public final class Deadline {
         } catch (ArithmeticException tooLong) {
             nanos = Long.MAX_VALUE / 2;
         }
-        return new Deadline(clock, clock.nanoTime() + Math.min(nanos, Long.MAX_VALUE / 2));
+        return new Deadline(clock, nowNanos + Math.min(nanos, Long.MAX_VALUE / 2));
     }
 
     /**

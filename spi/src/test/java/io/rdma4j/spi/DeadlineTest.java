@@ -32,6 +32,16 @@ class DeadlineTest {
     }
 
     @Test
+    void after_aReadingTheCallerTook_countsFromThatReading_notFromTheClocksNow() {
+        long reading = now.get();
+        now.addAndGet(TimeUnit.MILLISECONDS.toNanos(3));
+
+        Deadline d = Deadline.after(Duration.ofMillis(10), now::get, reading);
+
+        assertEquals(TimeUnit.MILLISECONDS.toNanos(7), d.remainingNanos());
+    }
+
+    @Test
     void remainingMillis_roundsAPositiveRemainderUp() {
         Deadline d = Deadline.after(Duration.ofNanos(1), now::get);
 

@@ -16,7 +16,8 @@ import java.util.List;
  * on a mapped buffer one {@link MemorySegment#copy} per op, otherwise one vectored
  * {@code process_vm_readv}/{@code writev} per piece, or, for reads whose ranges lie close
  * together (within {@link ProcessVmCopier#SCRATCH_BYTES}), one read of their whole span copied
- * out op by op.
+ * out op by op, and for writes whose ranges cover their span without a gap (neighbours, or the
+ * same bytes again), one write of the span composed in scratch memory.
  *
  * <p>What {@link ShmCopy} does per piece of one op is done here per piece of many: before each
  * piece but the first, the deadline and the release; around each, the cancellation; after each
@@ -133,6 +134,11 @@ final class ShmBatchCopy {
                     && readSpan(ops, first, last, low, high, grant, peer, copier)) {
                 continue;
             }
+            if (!read && last - first > 1 && high - low <= ProcessVmCopier.SCRATCH_BYTES
+                    && coverWithoutGaps(ops, first, last)
+                    && writeSpan(ops, first, last, low, high, grant, peer, copier)) {
+                continue;
+            }
             try {
                 for (int i = first; i < last; i++) {
                     TransportOp op = ops.get(i);
@@ -183,6 +189,54 @@ final class ShmBatchCopy {
             }
         }
         return true;
+    }
+
+    /**
+     * Whether the ranges of ops {@code [first, last)}, taken in order, each touch or overlap the
+     * union of the ones before: then together they cover their span without a gap, and a write of
+     * the span changes no byte that no op writes. (Some gapless orders, such as a range bridging
+     * two earlier ones, are not recognised: those go op by op.)
+     */
+    private static boolean coverWithoutGaps(List<TransportOp> ops, int first, int last) {
+        TransportOp op = ops.get(first);
+        long low = op.remoteOffset();
+        long high = low + op.length();
+        for (int i = first + 1; i < last; i++) {
+            op = ops.get(i);
+            long start = op.remoteOffset();
+            long end = start + op.length();
+            if (start > high || end < low) {
+                return false;
+            }
+            low = Math.min(low, start);
+            high = Math.max(high, end);
+        }
+        return true;
+    }
+
+    /**
+     * Writes ops {@code [first, last)}, whose remote ranges cover {@code [low, high)} without a
+     * gap, with one {@code process_vm_writev} of that span: each op's bytes are laid into the
+     * copier's scratch memory at their place, in the action's order (a later op's bytes over an
+     * earlier one's, as the ops one after another would leave them), then the span goes in one
+     * remote iovec entry: one page pin for the lot instead of one per op.
+     *
+     * @return false when the call failed or moved less than the span (the op-by-op vectored call
+     *         then runs, writes every op again in order and names the failure exactly)
+     */
+    private static boolean writeSpan(List<TransportOp> ops, int first, int last, long low, long high,
+                                     ShmProtocol.Grant grant, ShmPeer peer, ProcessVmCopier copier) {
+        MemorySegment scratch = copier.scratch();
+        for (int i = first; i < last; i++) {
+            TransportOp op = ops.get(i);
+            try {
+                MemorySegment.copy(op.local(), 0, scratch, op.remoteOffset() - low, op.length());
+            } catch (IllegalStateException e) {
+                throw new TransportException(Kind.LOCAL_ACCESS, "shm: the local segment cannot be used: "
+                        + e.getMessage(), e);
+            }
+        }
+        return copier.write(peer.pid(), scratch, 0, grant.address() + low, high - low) == 0;
     }
 
     /** The kernel moved {@code moved} bytes of ops {@code [first, last)}: the rest, op by op. */

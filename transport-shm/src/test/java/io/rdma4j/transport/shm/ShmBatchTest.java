@@ -124,6 +124,57 @@ class ShmBatchTest {
         }
     }
 
+    /**
+     * rdma-perf's batches and a row store's: the same bytes again and again, neighbours, overlaps,
+     * together covering a span without a gap (across a page end); each byte ends as the last op
+     * that wrote it left it, and nothing around the span changes.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"allocate", "register"})
+    void batchOfSmallWrites_coveringTheirSpanWithoutAGap_leaveEachByteAsTheLastOpWritingItDid(String memory) {
+        RdmaManager owner = managers.start(new ShmTransportProvider());
+        RdmaManager holder = managers.start(new ShmTransportProvider());
+        Owned owned = own(owner, memory, 3 * 4096, 3);
+        MemorySegment expected = managers.arena().allocate(3 * 4096).copyFrom(owned.segment());
+        int ops = 300;
+        MemorySegment source = Patterns.fill(managers.arena().allocate(ops * 64L), 4);
+        RdmaAction action = holder.newAction();
+        long covered = 4000;
+        for (int i = 0; i < ops; i++) {
+            long length = length(i);
+            long to = i % 3 == 0 ? 4000 : covered - (i % 5);    // the same 1 to 61 bytes, or next to / over the end so far
+            covered = Math.max(covered, to + length);
+            action.writeFrom(owned.token().slice(to, length), source.asSlice(i * 64L, length));
+            MemorySegment.copy(source, i * 64L, expected, to, length);
+        }
+
+        action.submitAndWait(TIMEOUT);
+
+        assertEquals(-1, owned.segment().mismatch(expected),
+                "each byte as the last op writing it left it, the bytes around the span untouched");
+    }
+
+    /** Close together but with a gap after each: the gaps keep the owner's bytes. */
+    @ParameterizedTest
+    @ValueSource(strings = {"allocate", "register"})
+    void batchOfSmallWrites_closeTogetherWithGapsBetween_leaveTheGapsAsTheyWere(String memory) {
+        RdmaManager owner = managers.start(new ShmTransportProvider());
+        RdmaManager holder = managers.start(new ShmTransportProvider());
+        Owned owned = own(owner, memory, 3 * 4096, 3);
+        MemorySegment expected = managers.arena().allocate(3 * 4096).copyFrom(owned.segment());
+        MemorySegment source = Patterns.fill(managers.arena().allocate(100 * 64L), 4);
+        RdmaAction action = holder.newAction();
+        for (int i = 0; i < 100; i++) {
+            long length = Math.min(length(i), 40);          // 24 bytes or more of gap after each
+            action.writeFrom(owned.token().slice(2000 + i * 64L, length), source.asSlice(i * 64L, length));
+            MemorySegment.copy(source, i * 64L, expected, 2000 + i * 64L, length);
+        }
+
+        action.submitAndWait(TIMEOUT);
+
+        assertEquals(-1, owned.segment().mismatch(expected), "each op's range written, every gap as it was");
+    }
+
     @ParameterizedTest
     @ValueSource(strings = {"allocate", "register"})
     void writesAndReadsOfOneRange_inOneAction_runInTheActionsOrder(String memory) {
