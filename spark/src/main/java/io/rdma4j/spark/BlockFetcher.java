@@ -1,7 +1,6 @@
 package io.rdma4j.spark;
 
 import io.rdma4j.RdmaAction;
-import io.rdma4j.RdmaBuffer;
 import io.rdma4j.RdmaRemoteBuffer;
 import io.rdma4j.RdmaResult;
 import java.io.InputStream;
@@ -123,7 +122,7 @@ final class BlockFetcher {
             if (read.length() == 0) {
                 continue;
             }
-            RdmaBuffer local = state.ownedBuffer(shuffleId, read.mapId());
+            ExecutorShuffleState.Output local = state.ownedOutput(shuffleId, read.mapId());
             if (local != null) {
                 addBlocks(read, local.segment().asSlice(read.from(), read.length()), false);
                 count("local", blocksIn(read), read.length());

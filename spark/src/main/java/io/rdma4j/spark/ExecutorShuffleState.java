@@ -2,6 +2,7 @@ package io.rdma4j.spark;
 
 import io.rdma4j.RdmaBuffer;
 import io.rdma4j.RdmaManager;
+import io.rdma4j.RdmaRemoteBuffer;
 import java.io.File;
 import java.io.IOException;
 import java.lang.foreign.Arena;
@@ -16,6 +17,7 @@ import java.util.concurrent.ConcurrentLinkedDeque;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Supplier;
 import org.apache.spark.rpc.RpcEndpointRef;
 import org.apache.spark.shuffle.IndexShuffleBlockResolver;
@@ -28,9 +30,10 @@ import scala.reflect.ClassTag$;
  * {@link RdmaManager}, the buffers holding its map outputs, the tokens it looked up, and the
  * reused staging buffers its reducers read into.
  *
- * <p>Ownership: the buffers of map outputs come from {@link RdmaManager#allocate(long)} (memory the
- * manager owns: on the same host a reader maps it directly, whatever the ptrace policy) and hold a
- * copy of the committed data file; they are released by {@link #unregister(int)} and by
+ * <p>Ownership: a map output is registered either as a private mapping of Spark's committed data
+ * file ({@link RdmaShuffleConf.MapOutputs#MAPPED}: an arena of this class's, registered with
+ * {@link RdmaManager#register}) or as a copy of it in memory from {@link RdmaManager#allocate(long)}
+ * ({@link RdmaShuffleConf.MapOutputs#COPIED}); either is released by {@link #unregister(int)} and by
  * {@link #close()}, which also closes the manager. Staging buffers live in one shared arena
  * closed by {@link #close()}.
  */
@@ -38,15 +41,22 @@ final class ExecutorShuffleState implements AutoCloseable {
 
     private static final System.Logger LOG = System.getLogger(ExecutorShuffleState.class.getName());
     private static final Object LOOKUP_LOCK = new Object();
+    /** Runs the publish answer's callback on the thread that completes it (it only logs). */
+    private static final scala.concurrent.ExecutionContext ON_COMPLETION =
+            scala.concurrent.ExecutionContext.fromExecutor(Runnable::run);
 
     private final RdmaShuffleConf conf;
     private final String executorId;
     private final IndexShuffleBlockResolver resolver;
     private final Supplier<RpcEndpointRef> registry;
-    private final Map<Integer, Map<Long, RdmaBuffer>> owned = new ConcurrentHashMap<>();
+    private final Map<Integer, Map<Long, Output>> owned = new ConcurrentHashMap<>();
     private final Map<Integer, Map<Long, MapOutputToken>> tokens = new ConcurrentHashMap<>();
     private final ConcurrentLinkedDeque<MemorySegment> staging = new ConcurrentLinkedDeque<>();
     private final Arena stagingArena = Arena.ofShared();
+    private final LongAdder published = new LongAdder();
+    private final LongAdder registerNanos = new LongAdder();
+    private final LongAdder copyNanos = new LongAdder();
+    private final LongAdder askNanos = new LongAdder();
     private volatile RdmaManager manager;
     private volatile byte[] accumulators;
     private volatile boolean closed;
@@ -88,39 +98,175 @@ final class ExecutorShuffleState implements AutoCloseable {
     }
 
     /**
-     * Registers a committed map output and publishes its token to the driver.
+     * A map output this process registered: its memory (a mapping of the data file, or a copy)
+     * and its token. {@link #close()} releases the registration, then frees the memory.
+     */
+    static final class Output implements AutoCloseable {
+        private final RdmaManager manager;
+        private final MemorySegment segment;
+        private final RdmaRemoteBuffer remote;
+        private final AutoCloseable memory;
+
+        private Output(RdmaManager manager, MemorySegment segment, RdmaRemoteBuffer remote, AutoCloseable memory) {
+            this.manager = manager;
+            this.segment = segment;
+            this.remote = remote;
+            this.memory = memory;
+        }
+
+        /** @return the map output's bytes (offset 0 is the data file's first byte) */
+        MemorySegment segment() {
+            return segment;
+        }
+
+        RdmaRemoteBuffer remote() {
+            return remote;
+        }
+
+        /**
+         * Releases the registration (waiting up to a minute, as {@link RdmaBuffer#close()} does),
+         * then frees the memory: a mapping is unmapped only once no transport reads it any more.
+         */
+        @Override
+        public void close() throws Exception {
+            if (memory instanceof RdmaBuffer buffer) {
+                buffer.close();
+                return;
+            }
+            try {
+                await(manager.release(remote), "release buffer " + remote.id());
+            } finally {
+                memory.close();
+            }
+        }
+    }
+
+    /**
+     * Registers a committed map output and publishes its token to the driver, without waiting for
+     * the driver's answer.
+     *
+     * <p>Why the answer is not awaited: the publish message leaves before the task's
+     * {@code MapStatus} on the same connection to the driver (Spark's RPC keeps one ordered outbox
+     * per peer, and its driver endpoint handles messages in arrival order), so a reducer, which
+     * learns of a map output only from the {@code MapOutputTracker} after the status arrived, asks
+     * the registry after the token is there. If the driver refuses or never gets it, the failure
+     * is logged and the reducers meet the map output as unknown to the registry: a fetch failure,
+     * after which Spark runs the map task again.
      *
      * @param lengths the partition lengths the writer reports
-     * @throws IOException when the data file cannot be read or is shorter than the lengths say
+     * @throws IOException when the data file cannot be read, mapped or registered, or is shorter
+     *                     than the lengths say; nothing stays registered then
      */
     void publish(int shuffleId, long mapId, long[] lengths) throws IOException {
         long[] offsets = MapOutputToken.offsetsOf(lengths);
         long total = offsets[lengths.length];
-        RdmaBuffer buffer = null;
-        byte[] token = null;
+        Output registered = null;
+        long t0 = System.nanoTime();
+        long t1 = t0;
+        long t2 = t0;
         if (total > 0) {
-            buffer = await(manager().allocate(total), "allocate " + total + " B");
-            try {
-                copyFile(resolver.getDataFile(shuffleId, mapId), buffer.segment());
-                token = buffer.remote().toBytes();
-            } catch (IOException | RuntimeException e) {
-                buffer.close();
-                throw e;
+            File file = resolver.getDataFile(shuffleId, mapId);
+            if (conf.mapOutputs() == RdmaShuffleConf.MapOutputs.MAPPED) {
+                registered = map(file, total);
+                t1 = System.nanoTime();
+                t2 = t1;
+            } else {
+                RdmaBuffer buffer = await(manager().allocate(total), "allocate " + total + " B");
+                t1 = System.nanoTime();
+                try {
+                    copyFile(file, buffer.segment());
+                } catch (IOException | RuntimeException e) {
+                    buffer.close();
+                    throw e;
+                }
+                registered = new Output(manager(), buffer.segment(), buffer.remote(), buffer);
+                t2 = System.nanoTime();
             }
         }
-        MapOutputToken output = new MapOutputToken(mapId, executorId, token, offsets);
-        try {
-            registry.get().askSync(new RegistryMessages.Publish(shuffleId, output), classTag(Boolean.class));
-        } catch (RuntimeException e) {
-            if (buffer != null) {
-                buffer.close();
-            }
-            throw e;
-        }
-        if (buffer != null) {
-            owned.computeIfAbsent(shuffleId, id -> new ConcurrentHashMap<>()).put(mapId, buffer);
+        MapOutputToken output = new MapOutputToken(mapId, executorId, registered == null ? null
+                : registered.remote().toBytes(), offsets);
+        if (registered != null) {
+            owned.computeIfAbsent(shuffleId, id -> new ConcurrentHashMap<>()).put(mapId, registered);
         }
         tokens.computeIfAbsent(shuffleId, id -> new ConcurrentHashMap<>()).put(mapId, output);
+        try {
+            registry.get().ask(new RegistryMessages.Publish(shuffleId, output), classTag(Boolean.class))
+                    .onComplete(result -> {
+                        if (result.isFailure()) {
+                            LOG.log(System.Logger.Level.WARNING, "rdma4j: the driver did not take shuffle " + shuffleId
+                                    + " map output " + mapId + ": reducers will meet it as a fetch failure and Spark "
+                                    + "will run the map task again", result.failed().get());
+                        }
+                        return null;
+                    }, ON_COMPLETION);
+        } catch (RuntimeException e) {
+            forget(shuffleId, mapId);
+            throw e;
+        }
+        long t3 = System.nanoTime();
+        published.increment();
+        registerNanos.add(t1 - t0);
+        copyNanos.add(t2 - t1);
+        askNanos.add(t3 - t2);
+        long register = t1 - t0;
+        long copy = t2 - t1;
+        long ask = t3 - t2;
+        LOG.log(System.Logger.Level.DEBUG, () -> "shuffle " + shuffleId + " map output " + mapId + " (" + total
+                + " B, " + conf.mapOutputs() + ") published: register " + register / 1000 + " us, copy "
+                + copy / 1000 + " us, publish " + ask / 1000 + " us");
+    }
+
+    /** Undoes a publication that failed before it left: forgets the token, releases the output. */
+    private void forget(int shuffleId, long mapId) {
+        Map<Long, MapOutputToken> byMapToken = tokens.get(shuffleId);
+        if (byMapToken != null) {
+            byMapToken.remove(mapId);
+        }
+        Map<Long, Output> byMap = owned.get(shuffleId);
+        Output o = byMap == null ? null : byMap.remove(mapId);
+        if (o != null) {
+            closeQuietly(shuffleId, o);
+        }
+    }
+
+    /**
+     * The committed data file's first {@code total} bytes, mapped privately (copy-on-write: no
+     * write through the mapping ever reaches the file) into an arena of its own, and registered.
+     *
+     * <p>Why this is safe for Spark's file: Spark never changes a committed data file in place. A
+     * later attempt of the same map commits by renaming a new file over it, cleanup deletes it;
+     * either way the mapped file (the inode) stays whole until the mapping is unmapped. The
+     * mapping is the page cache's pages: no copy, no memory of its own until a page is written.
+     * Something outside Spark truncating the file would make the lost pages unreadable: reads by
+     * peers then fail (a fetch failure), a read in this process throws {@link InternalError}.
+     */
+    private Output map(File file, long total) throws IOException {
+        Arena arena = Arena.ofShared();
+        try {
+            MemorySegment segment;
+            // MapMode.PRIVATE needs a channel open for writing; nothing is written through it
+            try (FileChannel channel = FileChannel.open(file.toPath(), StandardOpenOption.READ, StandardOpenOption.WRITE)) {
+                if (channel.size() < total) {
+                    throw new IOException("shuffle data file " + file + " holds " + channel.size()
+                            + " B, the partition lengths say " + total);
+                }
+                segment = channel.map(FileChannel.MapMode.PRIVATE, 0, total, arena);
+            }
+            RdmaRemoteBuffer remote = await(manager().register(segment), "register " + total + " B of " + file);
+            return new Output(manager(), segment, remote, arena);
+        } catch (IOException | RuntimeException e) {
+            arena.close();
+            throw e;
+        }
+    }
+
+    /**
+     * What this process's publications took so far, for benchmarks: {map outputs published,
+     * nanoseconds mapping and registering (or waiting for the allocation), copying data files
+     * (copied outputs only), handing the token to the driver (the task does not wait for its answer)}.
+     */
+    long[] publishTimes() {
+        return new long[] {published.sum(), registerNanos.sum(), copyNanos.sum(), askNanos.sum()};
     }
 
     private static void copyFile(File file, MemorySegment target) throws IOException {
@@ -145,13 +291,19 @@ final class ExecutorShuffleState implements AutoCloseable {
 
     /** @return how many buffers this process holds for the shuffle */
     int ownedCount(int shuffleId) {
-        Map<Long, RdmaBuffer> byMap = owned.get(shuffleId);
+        Map<Long, Output> byMap = owned.get(shuffleId);
         return byMap == null ? 0 : byMap.size();
     }
 
-    /** @return the buffer holding a map output this process wrote, or null */
-    RdmaBuffer ownedBuffer(int shuffleId, long mapId) {
-        Map<Long, RdmaBuffer> byMap = owned.get(shuffleId);
+    /** @return how many of this process's buffers of the shuffle are file mappings */
+    int mappedCount(int shuffleId) {
+        Map<Long, Output> byMap = owned.get(shuffleId);
+        return byMap == null ? 0 : (int) byMap.values().stream().filter(b -> b.segment().isMapped()).count();
+    }
+
+    /** @return a map output this process wrote and registered, or null */
+    Output ownedOutput(int shuffleId, long mapId) {
+        Map<Long, Output> byMap = owned.get(shuffleId);
         return byMap == null ? null : byMap.get(mapId);
     }
 
@@ -222,21 +374,25 @@ final class ExecutorShuffleState implements AutoCloseable {
      */
     int unregister(int shuffleId) {
         tokens.remove(shuffleId);
-        Map<Long, RdmaBuffer> byMap = owned.remove(shuffleId);
+        Map<Long, Output> byMap = owned.remove(shuffleId);
         if (byMap == null) {
             return 0;
         }
         int released = 0;
-        for (RdmaBuffer buffer : byMap.values()) {
-            try {
-                buffer.close();
-                released++;
-            } catch (RuntimeException e) {
-                LOG.log(System.Logger.Level.WARNING, "releasing shuffle " + shuffleId + " buffer " + buffer.id()
-                        + " failed (it is released anyway)", e);
-            }
+        for (Output output : byMap.values()) {
+            closeQuietly(shuffleId, output);
+            released++;
         }
         return released;
+    }
+
+    private static void closeQuietly(int shuffleId, Output output) {
+        try {
+            output.close();
+        } catch (Exception e) {
+            LOG.log(System.Logger.Level.WARNING, "releasing shuffle " + shuffleId + " buffer " + output.remote().id()
+                    + " failed (its memory is freed anyway)", e);
+        }
     }
 
     /** Releases every buffer, closes the manager and frees the staging buffers; idempotent. */

@@ -16,7 +16,9 @@ import scala.Tuple2;
  *   <li>{@code spark.rdma4j.shuffle.*} configure the shuffle itself: {@code fetchTimeout} (the
  *       deadline of one fetch action, default {@code 60s}), {@code fetchBufferSize} (bytes of one
  *       reused staging buffer, default {@code 8m}: a reducer fills one while it deserializes the
- *       other), {@code maxOpsPerAction} (map outputs one action reads, default {@code 256}).</li>
+ *       other), {@code maxOpsPerAction} (map outputs one action reads, default {@code 256}),
+ *       {@code mapOutputs} (how a committed map output is registered: {@code mapped}, the default,
+ *       or {@code copied}; see {@link MapOutputs}).</li>
  *   <li>Every other {@code spark.rdma4j.X} is the rdma4j setting {@code rdma.X}, given to the
  *       executor's {@link RdmaManager} builder: {@code spark.rdma4j.tcp.parallelism=4} is
  *       {@code rdma.tcp.parallelism=4}, {@code spark.rdma4j.shm.disable=true} turns the
@@ -32,6 +34,25 @@ public final class RdmaShuffleConf {
     /** Prefix of the shuffle's own keys (not rdma4j settings). */
     public static final String SHUFFLE_PREFIX = PREFIX + "shuffle.";
 
+    /** How an executor registers a committed map output with its {@link RdmaManager}. */
+    public enum MapOutputs {
+        /**
+         * {@code mapped} (the default): the committed data file, mapped privately (copy-on-write)
+         * and registered as it is; no copy, and the memory is the page cache's. Same-host readers
+         * read it with {@code process_vm_readv} where the ptrace policy allows it (else through the
+         * owner's staging copy), verbs registers it (breaking the copy-on-write of every page: a
+         * copy in the kernel), tcp sends from it.
+         */
+        MAPPED,
+        /**
+         * {@code copied}: a copy of the data file in memory from {@link RdmaManager#allocate(long)}
+         * (on one host a sealed memory file readers map, under any ptrace policy); one pass over
+         * the map output and its size in off-heap memory.
+         */
+        COPIED
+    }
+
+    private final MapOutputs mapOutputs;
     private final Duration fetchTimeout;
     private final long fetchBufferSize;
     private final int maxOpsPerAction;
@@ -50,9 +71,9 @@ public final class RdmaShuffleConf {
             String key = entry._1();
             if (key.startsWith("shuffle.")) {
                 if (!key.equals("shuffle.fetchTimeout") && !key.equals("shuffle.fetchBufferSize")
-                        && !key.equals("shuffle.maxOpsPerAction")) {
+                        && !key.equals("shuffle.maxOpsPerAction") && !key.equals("shuffle.mapOutputs")) {
                     throw new IllegalArgumentException("unknown setting " + PREFIX + key
-                            + " (known: " + SHUFFLE_PREFIX + "fetchTimeout, fetchBufferSize, maxOpsPerAction)");
+                            + " (known: " + SHUFFLE_PREFIX + "fetchTimeout, fetchBufferSize, maxOpsPerAction, mapOutputs)");
                 }
             } else {
                 settings.put("rdma." + key, entry._2());
@@ -62,6 +83,12 @@ public final class RdmaShuffleConf {
         this.fetchTimeout = Duration.ofMillis(conf.getTimeAsMs(SHUFFLE_PREFIX + "fetchTimeout", "60s"));
         this.fetchBufferSize = conf.getSizeAsBytes(SHUFFLE_PREFIX + "fetchBufferSize", "8m");
         this.maxOpsPerAction = conf.getInt(SHUFFLE_PREFIX + "maxOpsPerAction", 256);
+        String outputs = conf.get(SHUFFLE_PREFIX + "mapOutputs", "mapped");
+        this.mapOutputs = switch (outputs) {
+            case "mapped" -> MapOutputs.MAPPED;
+            case "copied" -> MapOutputs.COPIED;
+            default -> throw new IllegalArgumentException(SHUFFLE_PREFIX + "mapOutputs must be mapped or copied: " + outputs);
+        };
         if (fetchTimeout.isZero() || fetchTimeout.isNegative()) {
             throw new IllegalArgumentException(SHUFFLE_PREFIX + "fetchTimeout must be positive: " + fetchTimeout);
         }
@@ -86,6 +113,11 @@ public final class RdmaShuffleConf {
     /** @return how many map outputs one action reads at most */
     public int maxOpsPerAction() {
         return maxOpsPerAction;
+    }
+
+    /** @return how committed map outputs are registered */
+    public MapOutputs mapOutputs() {
+        return mapOutputs;
     }
 
     /** @return the rdma4j settings ({@code rdma.*} keys) the Spark configuration gives */

@@ -24,10 +24,11 @@ import org.apache.spark.util.RpcUtils;
  * {@code spark.shuffle.manager=io.rdma4j.spark.RdmaShuffleManager}.
  *
  * <p>Map tasks write exactly as Spark's {@link SortShuffleManager} does (its writers, its data and
- * index files); once a map output is committed, the executor copies its data file into memory
- * from its {@code RdmaManager} ({@code allocate}) and publishes the buffer's token with the exact
- * partition offsets to the driver's {@link TokenRegistry} endpoint, before the task reports its
- * {@code MapStatus}. A reduce task asks the {@code MapOutputTracker} which map outputs to read
+ * index files); once a map output is committed, the executor maps its data file privately and
+ * registers the mapping with its {@code RdmaManager} (or, with
+ * {@code spark.rdma4j.shuffle.mapOutputs=copied}, copies it into memory from {@code allocate}) and
+ * sends the buffer's token with the exact partition offsets to the driver's {@link TokenRegistry}
+ * endpoint, before the task reports its {@code MapStatus}. A reduce task asks the {@code MapOutputTracker} which map outputs to read
  * (as the built-in reader does), looks their tokens up (once per shuffle and executor), and reads
  * its partition range of each with one-sided reads, many per action, with a deadline, into
  * reused staging memory; see {@link BlockFetcher} for failures, which become Spark's
@@ -174,6 +175,16 @@ public class RdmaShuffleManager extends SortShuffleManager {
      */
     public int ownedBufferCount(int shuffleId) {
         return state.ownedCount(shuffleId);
+    }
+
+    /** @return how many of this process's buffers of the shuffle are file mappings */
+    int mappedBufferCount(int shuffleId) {
+        return state.mappedCount(shuffleId);
+    }
+
+    /** @see ExecutorShuffleState#publishTimes() */
+    long[] publishTimes() {
+        return state.publishTimes();
     }
 
     /**

@@ -14,8 +14,10 @@ import scala.collection.Iterator;
  * this executor's {@code RdmaManager} and the publication of its token.
  *
  * <p>Publication happens in {@link #stop(boolean) stop(true)}, before the {@code MapStatus} is
- * returned to the task: if it fails, the task fails (and Spark retries it) instead of reporting
- * an output nobody could read. The time it takes is added to the shuffle write time.
+ * returned to the task: if the output cannot be registered, the task fails (and Spark retries it)
+ * instead of reporting an output nobody could read. The token is sent to the driver before the
+ * status, without waiting for the driver's answer (see {@link ExecutorShuffleState#publish}). The
+ * time it takes is added to the shuffle write time.
  */
 final class RdmaShuffleWriter<K, V> extends ShuffleWriter<K, V> {
 

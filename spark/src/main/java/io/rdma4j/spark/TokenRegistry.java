@@ -19,9 +19,11 @@ import scala.runtime.BoxedUnit;
  * <p>Why here and not in the {@code MapStatus}: a {@code MapStatus} is a sealed Spark type whose
  * sizes are lossy (log-encoded, or averaged above 2000 partitions), and the tracker ships it
  * with Spark's own encoding; the token and the exact offsets travel next to it instead. An
- * executor publishes an output with a synchronous ask before its map task returns the
- * {@code MapStatus}, so every map output the {@code MapOutputTracker} knows has its token here;
- * a reducer asks once per shuffle and caches the answer. The tracker stays the authority on
+ * executor sends an output's token before its map task returns the {@code MapStatus}, over the
+ * same ordered connection to the driver, without waiting for the answer; this endpoint handles
+ * messages in arrival order, so a reducer's lookup, which follows the status, finds the token (a
+ * token the driver never got is a fetch failure, and Spark runs the map task again); a reducer
+ * asks once per shuffle and caches the answer. The tracker stays the authority on
  * which outputs are live: a reducer only asks for the map ids the tracker names.
  */
 final class TokenRegistry implements ThreadSafeRpcEndpoint {

@@ -58,4 +58,19 @@ class RdmaShuffleConfTest {
         assertThrows(IllegalArgumentException.class,
                 () -> new RdmaShuffleConf(new SparkConf(false).set("spark.rdma4j.shuffle.fetchBufferSize", "100")));
     }
+
+    @Test
+    void mapOutputsAreMappedFilesUnlessCopiedIsAsked() {
+        assertEquals(RdmaShuffleConf.MapOutputs.MAPPED, new RdmaShuffleConf(new SparkConf(false)).mapOutputs());
+        assertEquals(RdmaShuffleConf.MapOutputs.COPIED, new RdmaShuffleConf(new SparkConf(false)
+                .set("spark.rdma4j.shuffle.mapOutputs", "copied")).mapOutputs());
+    }
+
+    @Test
+    void anUnknownMapOutputsValueIsRefusedWithTheKnownOnes() {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> new RdmaShuffleConf(new SparkConf(false).set("spark.rdma4j.shuffle.mapOutputs", "mmap")));
+        assertTrue(e.getMessage().contains("mmap") && e.getMessage().contains("mapped") && e.getMessage().contains("copied"),
+                e.getMessage());
+    }
 }

@@ -21,9 +21,9 @@ public class RdmaShuffleSuite extends ShuffleSuite {
     static final Map<String, String> NOT_APPLICABLE = Map.of(
             "SPARK-36206: shuffle checksum detect disk corruption",
             "it overwrites a byte of a map output's data file after the map stage and expects the reducer to"
-                    + " diagnose the corruption with the shuffle checksum; rdma4j reducers read the registered copy"
-                    + " taken when the map task committed, so a later change to the file never reaches them (the"
-                    + " job succeeds with the right data)");
+                    + " diagnose the corruption with the shuffle checksum, which rdma4j reducers do not do (with"
+                    + " mapOutputs=copied the change never reaches them, with mapped it does: the private mapping"
+                    + " shows the file's unwritten pages, and only the codec's own checks can catch it)");
 
     /** Creates the suite; its {@code conf} selects the rdma4j shuffle. */
     public RdmaShuffleSuite() {

@@ -307,6 +307,29 @@ class SparkJobsOverRdmaShuffleTest {
     }
 
     @Test
+    void aMapOutputIsPublishedAsAMappingOfSparksCommittedDataFileNotACopy() {
+        JavaPairRDD<Integer, Long> shuffled = pairs(sc).mapToPair(t -> new Tuple2<>(t._1() % 53, 1L))
+                .reduceByKey(Long::sum, 4);
+        assertEquals(53, shuffled.count());
+        int shuffleId = ((ShuffleDependency<?, ?, ?>) shuffled.rdd().dependencies().head()).shuffleId();
+        Map<String, int[]> byExecutor = new TreeMap<>();
+        for (int attempt = 0; attempt < 20 && byExecutor.size() < 2; attempt++) {
+            for (Tuple2<String, int[]> r : sc.parallelize(List.of(1, 2, 3, 4, 5, 6, 7, 8), 8)
+                    .map(x -> {
+                        RdmaShuffleManager m = (RdmaShuffleManager) SparkEnv.get().shuffleManager();
+                        return new Tuple2<>(SparkEnv.get().executorId(),
+                                new int[] {m.ownedBufferCount(shuffleId), m.mappedBufferCount(shuffleId)});
+                    }).collect()) {
+                byExecutor.putIfAbsent(r._1(), r._2());
+            }
+        }
+        int owned = byExecutor.values().stream().mapToInt(c -> c[0]).sum();
+        int mapped = byExecutor.values().stream().mapToInt(c -> c[1]).sum();
+        assertTrue(owned > 0, "the executors hold the shuffle's map outputs");
+        assertEquals(owned, mapped, "every map output the executors hold is their data file mapped, none a copy");
+    }
+
+    @Test
     void aShuffleUnregisteredOnItsExecutorsIsAFetchFailureAndTheMapStageRunsAgain() throws Exception {
         JavaPairRDD<Integer, Long> shuffled = pairs(sc).mapToPair(t -> new Tuple2<>(t._1() % 101, 1L))
                 .reduceByKey(Long::sum, 4);

@@ -26,7 +26,11 @@ import scala.Tuple2;
  * with {@code spark.shuffle.readHostLocalDisk=false} (blocks through Spark's network fetch
  * instead of reading the other executor's files). Prints one line per run (with the host's load
  * averages before and after the timed job, and per stage the sums of the tasks' run, CPU, GC and
- * (de)serialization times, and the executors' thread CPU by thread name) and the medians.
+ * (de)serialization times, the executors' thread CPU by thread name and rdma4j's publication
+ * times) and the medians. With {@code bench.rdma4jCopied=true} ({@code BENCH_RDMA4J_COPIED}) also
+ * rdma4j with {@code spark.rdma4j.shuffle.mapOutputs=copied}; with {@code bench.job=groupby}
+ * ({@code BENCH_JOB}) a groupByKey instead of the sort, into {@code bench.reduces}
+ * ({@code BENCH_REDUCES}, default 8) partitions.
  *
  * <pre>
  * ./mvnw -B -ntp -q verify -pl spark -am -Dtest=TeraSortBenchmark -Dsurefire.failIfNoSpecifiedTests=false \
@@ -39,12 +43,22 @@ import scala.Tuple2;
 class TeraSortBenchmark {
 
     private static final int MAPS = 8;
-    private static final int REDUCES = 8;
+    private static final int REDUCES = Integer.parseInt(setting("bench.reduces", "BENCH_REDUCES", "8"));
+    /** {@code sort} (sortByKey, the default) or {@code groupby} (groupByKey over 1/16 as many keys as records). */
+    private static final String JOB = setting("bench.job", "BENCH_JOB", "sort");
 
     record Run(String mode, long jobMillis, long mapStageMillis, long reduceStageMillis, long fetchWaitMillis,
                long readBytes, long remoteBytes, long writeMillis, long executorCpuMillis,
                long executorProcessCpuMillis, long checksum, Tasks mapTasks, Tasks reduceTasks,
-               String loadBefore, String loadAfter, String threadCpu) {
+               String loadBefore, String loadAfter, String threadCpu, Publication publication) {
+    }
+
+    /**
+     * rdma4j's map-side publication over the timed job, summed over the executors (ms): waiting for
+     * the allocations, copying data files, waiting for the driver's answer to the publish ask; all
+     * zero for the built-in shuffle.
+     */
+    record Publication(long outputs, long allocateMillis, long copyMillis, long askMillis) {
     }
 
     /**
@@ -97,7 +111,11 @@ class TeraSortBenchmark {
         long records = Long.parseLong(setting("bench.records", "BENCH_RECORDS", "1000000"));
         int runs = Integer.parseInt(setting("bench.runs", "BENCH_RUNS", "5"));
         boolean network = Boolean.parseBoolean(setting("bench.builtInNetwork", "BENCH_BUILTIN_NETWORK", "false"));
+        boolean copied = Boolean.parseBoolean(setting("bench.rdma4jCopied", "BENCH_RDMA4J_COPIED", "false"));
         List<String> modes = new ArrayList<>(List.of("rdma4j", "built-in"));
+        if (copied) {
+            modes.add(1, "rdma4j, mapOutputs=copied");
+        }
         if (network) {
             modes.add("built-in, readHostLocalDisk=false");
         }
@@ -109,7 +127,8 @@ class TeraSortBenchmark {
                 all.add(run);
             }
         }
-        System.out.println("BENCH records=" + records + " (" + records * 100 / 1_000_000 + " MB), runs=" + runs);
+        System.out.println("BENCH job=" + JOB + " records=" + records + " (" + records * 100 / 1_000_000 + " MB), reduces="
+                + REDUCES + ", runs=" + runs);
         for (String mode : modes) {
             List<Run> mine = all.stream().filter(r -> r.mode().equals(mode)).toList();
             System.out.printf("BENCH median %-36s job %6d ms (map stage %6d ms, reduce stage %6d ms), fetch wait %6d ms, shuffle write %6d ms, executor CPU %6d ms (tasks) %6d ms (processes), read %d B (remote %d B)%n",
@@ -118,6 +137,9 @@ class TeraSortBenchmark {
                     median(mine, Run::writeMillis), median(mine, Run::executorCpuMillis),
                     median(mine, Run::executorProcessCpuMillis),
                     mine.get(0).readBytes(), mine.get(0).remoteBytes());
+            System.out.printf("BENCH median %-36s publication: allocate %d ms, copy %d ms, ask %d ms (summed over map outputs)%n",
+                    mode, median(mine, r -> r.publication().allocateMillis()), median(mine, r -> r.publication().copyMillis()),
+                    median(mine, r -> r.publication().askMillis()));
         }
         long checksum = all.get(0).checksum();
         for (Run r : all) {
@@ -139,6 +161,25 @@ class TeraSortBenchmark {
             byExecutor.merge(t._1(), t._2(), Math::max);
         }
         return byExecutor.values().stream().mapToLong(Long::longValue).sum();
+    }
+
+    /** rdma4j's publication counters summed over the executors (zeros for the built-in shuffle). */
+    private static long[] executorPublishTimes(JavaSparkContext sc) {
+        Map<String, long[]> byExecutor = new HashMap<>();
+        for (Tuple2<String, long[]> t : sc.parallelize(java.util.Collections.nCopies(32, 0), 32)
+                .map(x -> new Tuple2<>(org.apache.spark.SparkEnv.get().executorId(),
+                        org.apache.spark.SparkEnv.get().shuffleManager() instanceof RdmaShuffleManager m
+                                ? m.publishTimes() : new long[4]))
+                .collect()) {
+            byExecutor.putIfAbsent(t._1(), t._2());
+        }
+        long[] sum = new long[4];
+        byExecutor.values().forEach(v -> {
+            for (int i = 0; i < 4; i++) {
+                sum[i] += v[i];
+            }
+        });
+        return sum;
     }
 
     /**
@@ -198,8 +239,11 @@ class TeraSortBenchmark {
         SparkTestConf.applyTo(conf);
         // the benchmark's executors run with the default JIT and GC, not the tests' C1 + serial GC
         conf.set("spark.executor.extraJavaOptions", "--enable-native-access=ALL-UNNAMED");
-        if (!mode.equals("rdma4j")) {
+        if (!mode.startsWith("rdma4j")) {
             conf.remove("spark.shuffle.manager");
+        }
+        if (mode.contains("mapOutputs=copied")) {
+            conf.set("spark.rdma4j.shuffle.mapOutputs", "copied");
         }
         if (mode.contains("readHostLocalDisk=false")) {
             conf.set("spark.shuffle.readHostLocalDisk", "false");
@@ -253,6 +297,7 @@ class TeraSortBenchmark {
             long perMap = records / MAPS;
             long cpuBefore = executorProcessCpuMillis(sc);
             Map<String, Long> threadsBefore = executorThreadCpuMillis(sc);
+            long[] publishBefore = executorPublishTimes(sc);
             String loadBefore = load();
             long start = System.nanoTime();
             JavaPairRDD<Long, byte[]> input = sc.parallelize(Arrays.asList(0, 1, 2, 3, 4, 5, 6, 7), MAPS)
@@ -266,7 +311,33 @@ class TeraSortBenchmark {
                         }
                         return out.iterator();
                     });
-            List<long[]> parts = input.sortByKey(true, REDUCES).mapPartitions(it -> {
+            List<long[]> parts = JOB.equals("groupby") ? groupBy(input, records) : sort(input);
+            long jobMillis = (System.nanoTime() - start) / 1_000_000;
+            long processCpu = executorProcessCpuMillis(sc) - cpuBefore;
+            String threadCpu = threadCpuDelta(threadsBefore, executorThreadCpuMillis(sc));
+            long[] publishAfter = executorPublishTimes(sc);
+            Publication publication = new Publication(publishAfter[0] - publishBefore[0],
+                    (publishAfter[1] - publishBefore[1]) / 1_000_000, (publishAfter[2] - publishBefore[2]) / 1_000_000,
+                    (publishAfter[3] - publishBefore[3]) / 1_000_000);
+            String loadAfter = load();
+            sc.sc().listenerBus().waitUntilEmpty();
+            long count = 0;
+            long checksum = 0;
+            for (long[] p : parts) {
+                assertEquals(0, p[2], "records out of order in a partition");
+                count += p[0];
+                checksum = checksum * 1_000_003 + p[1];
+            }
+            assertEquals(perMap * MAPS, count);
+            return new Run(mode, jobMillis, mapStage.get(), reduceStage.get(), fetchWait.get(), readBytes.get(), remoteBytes.get(),
+                    writeNanos.get() / 1_000_000, cpuNanos.get() / 1_000_000, processCpu, checksum,
+                    mapTasks.get(), reduceTasks.get(), loadBefore, loadAfter, threadCpu, publication);
+        }
+    }
+
+    /** sortByKey, then per partition: records, a hash of them in order, how many are out of order. */
+    private static List<long[]> sort(JavaPairRDD<Long, byte[]> input) {
+        return input.sortByKey(true, REDUCES).mapPartitions(it -> {
                 long n = 0;
                 long hash = 0;
                 long previous = Long.MIN_VALUE;
@@ -282,22 +353,28 @@ class TeraSortBenchmark {
                 }
                 return List.of(new long[] {n, hash, unsorted}).iterator();
             }).collect();
-            long jobMillis = (System.nanoTime() - start) / 1_000_000;
-            long processCpu = executorProcessCpuMillis(sc) - cpuBefore;
-            String threadCpu = threadCpuDelta(threadsBefore, executorThreadCpuMillis(sc));
-            String loadAfter = load();
-            sc.sc().listenerBus().waitUntilEmpty();
-            long count = 0;
-            long checksum = 0;
-            for (long[] p : parts) {
-                assertEquals(0, p[2], "records out of order in a partition");
-                count += p[0];
-                checksum = checksum * 1_000_003 + p[1];
-            }
-            assertEquals(perMap * MAPS, count);
-            return new Run(mode, jobMillis, mapStage.get(), reduceStage.get(), fetchWait.get(), readBytes.get(), remoteBytes.get(),
-                    writeNanos.get() / 1_000_000, cpuNanos.get() / 1_000_000, processCpu, checksum,
-                    mapTasks.get(), reduceTasks.get(), loadBefore, loadAfter, threadCpu);
-        }
+    }
+
+    /**
+     * groupByKey over {@code records / 16} keys (a key's group holds about 16 payloads), then per
+     * partition: records, an order-independent hash of the groups, 0.
+     */
+    private static List<long[]> groupBy(JavaPairRDD<Long, byte[]> input, long records) {
+        long keys = Math.max(1, records / 16);
+        return input.mapToPair(t -> new Tuple2<>(Math.floorMod(t._1(), keys), t._2()))
+                .groupByKey(REDUCES).mapPartitions(it -> {
+                    long n = 0;
+                    long hash = 0;
+                    while (it.hasNext()) {
+                        Tuple2<Long, Iterable<byte[]>> group = it.next();
+                        long h = 0;
+                        for (byte[] payload : group._2()) {
+                            h += Arrays.hashCode(payload);
+                            n++;
+                        }
+                        hash += group._1() * 31 + h;
+                    }
+                    return List.of(new long[] {n, hash, 0}).iterator();
+                }).collect();
     }
 }
