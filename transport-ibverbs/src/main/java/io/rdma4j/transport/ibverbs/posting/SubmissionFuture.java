@@ -20,8 +20,9 @@ import java.util.function.Supplier;
  *
  * <p>It implements {@link RunOnJoin}: its {@code runOnJoin()}, called by a thread about to wait
  * for it, polls the devices' completion queues on that thread (one waiting thread per device at a
- * time) for up to their {@link PollWindow} after the last completion it took, so that a short op
- * completes without waking the poller or the waiting thread.
+ * time) for up to their waiting thread's poll window ({@link PollWindow#waiterNanos}) after the
+ * last completion it took, so that a short op, or the next completion of a long action of small
+ * ops, completes without waking the poller or the waiting thread.
  *
  * <p>Thread-safe, as {@link CompletableFuture} is.
  */
@@ -109,7 +110,7 @@ public final class SubmissionFuture extends CompletableFuture<Void> implements R
 
     /**
      * Polls the devices' completion queues on this thread until this future is done, or until
-     * the longest of their poll windows ({@link PollWindow}) passed without a completion; then
+     * the longest of their waiting threads' poll windows ({@link PollWindow#waiterNanos}) passed without a completion; then
      * returns (done or not).
      * Only one waiting thread polls a device at a time, so that many waiters do not spin the
      * CPUs that the device's driver needs too (soft-RoCE does its work on the host's CPUs);
@@ -133,7 +134,7 @@ public final class SubmissionFuture extends CompletableFuture<Void> implements R
             long pollNanos = 0;
             for (int i = 0; i < devices.length && i < Long.SIZE; i++) {
                 if ((claimed & 1L << i) != 0) {
-                    pollNanos = Math.max(pollNanos, devices[i].pollWindow.nanos());
+                    pollNanos = Math.max(pollNanos, devices[i].pollWindow.waiterNanos());
                 }
             }
             long last = System.nanoTime();
@@ -148,6 +149,11 @@ public final class SubmissionFuture extends CompletableFuture<Void> implements R
                 if (taken > 0) {
                     last = now;
                 } else if (now - last >= pollNanos) {
+                    for (int i = 0; i < devices.length && i < Long.SIZE; i++) {
+                        if ((claimed & 1L << i) != 0) {
+                            devices[i].waiterPollEnded();
+                        }
+                    }
                     return;
                 } else {
                     Thread.onSpinWait();
