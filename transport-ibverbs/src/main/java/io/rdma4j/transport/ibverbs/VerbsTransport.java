@@ -221,7 +221,8 @@ public final class VerbsTransport implements Transport {
 
     @Override
     public CompletableFuture<Void> submit(List<TransportOp> ops, Deadline deadline) {
-        VerbsSubmission s = new VerbsSubmission(ops.size(), deviceArray, context.watchdog(), flushBoundNanos, replacement);
+        VerbsSubmission s = new VerbsSubmission(ops.size(), deviceArray, context.watchdog(), flushBoundNanos, replacement,
+                tuning.signalEvery());
         if (closed) {
             s.future.completeExceptionally(new TransportException(TransportException.Kind.INTERNAL, "the ibverbs transport is closed"));
             return s.future;

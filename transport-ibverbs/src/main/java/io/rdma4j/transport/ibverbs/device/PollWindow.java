@@ -23,7 +23,8 @@ import java.util.concurrent.TimeUnit;
  * thread polls, the poller rests ({@link VerbsDevice}), and only one waiting thread polls a device
  * at a time, so one device spins one thread at a time.
  *
- * <p>A thread waiting for its ops polls for {@link #waiterNanos}: that window, or longer when
+ * <p>A thread waiting for a submission of several completions (more ops than one completion
+ * stands for) polls for {@link #waiterNanos}: that window, or longer when
  * completions of this busy device typically come further apart: then twice the typical gap
  * between two takes of completions while work was in flight ({@link #observeGap}), at most
  * {@link #CAP_NANOS}. An action of many small ops takes longer than the cap as a whole (64 writes
