@@ -33,14 +33,8 @@ final class OpChunks {
                         VerbsTransport.Route[] via, Lane[] where, CompletableFuture<VerbsConnection>[] lanes, boolean gather) {
         long length = op.local().byteSize();
         int stripes = lanes.length;
-        if (stripes == 1 && length > 0 && length <= via[0].local().maxMessageBytes()) {     // the usual small op: one work request
-            VerbsConnection c = lanes[0].join();
-            Chunk chunk = chunk(s, index, op, local, r.address, via[0], where[0], 0, (int) length);
-            if (gather) {
-                s.gather(c, chunk);
-            } else if (s.expect(c, 1)) {
-                c.enqueue(chunk);
-            }
+        if (stripes == 1) {
+            enqueueSmall(s, index, op, local, r, via[0], where[0], lanes[0].join(), gather);
             return;
         }
         List<List<Chunk>> perLane = new ArrayList<>(stripes);
@@ -56,6 +50,30 @@ final class OpChunks {
             for (int i = 0; i < stripes; i++) {
                 lanes[i].join().enqueue(perLane.get(i));
             }
+        }
+    }
+
+    /**
+     * {@link #enqueue} for an op of one stripe on connection {@code c} of {@code where}: the usual
+     * small op (one work request) is gathered or queued alone; a larger one is cut at the
+     * device's maximum message size.
+     */
+    static void enqueueSmall(VerbsSubmission s, int index, TransportOp op, VerbsLocal local, VerbsWire.RemoteRegion r,
+                             VerbsTransport.Route via, Lane where, VerbsConnection c, boolean gather) {
+        long length = op.local().byteSize();
+        if (length > 0 && length <= via.local().maxMessageBytes()) {     // the usual small op: one work request
+            Chunk chunk = chunk(s, index, op, local, r.address, via, where, 0, (int) length);
+            if (gather) {
+                s.gather(c, chunk);
+            } else if (s.expect(c, 1)) {
+                c.enqueue(chunk);
+            }
+            return;
+        }
+        s.uses(c);
+        List<Chunk> chunks = chunks(s, index, op, local, r.address, via, where, 0, length);
+        if (s.expect(null, chunks.size())) {
+            c.enqueue(chunks);
         }
     }
 

@@ -6,6 +6,7 @@ import io.rdma4j.transport.ibverbs.ffi.Ibv;
 import io.rdma4j.transport.ibverbs.ffi.MemoryRegion;
 import io.rdma4j.transport.ibverbs.liveness.HolderSweep;
 import io.rdma4j.transport.ibverbs.liveness.OwnerSweep;
+import io.rdma4j.transport.ibverbs.posting.Chunk;
 import io.rdma4j.transport.ibverbs.posting.Stripes;
 import io.rdma4j.transport.ibverbs.posting.VerbsConnection;
 import io.rdma4j.transport.ibverbs.posting.VerbsSubmission;
@@ -38,6 +39,7 @@ import java.util.OptionalInt;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Function;
 
 /**
  * The verbs transport of one manager, on every device its device target allows ({@link
@@ -90,6 +92,8 @@ public final class VerbsTransport implements Transport {
     private final VerbsTuning tuning;
     private final QueuePairLifecycle queuePairs = new QueuePairLifecycle();
     private final HolderQueuePairs holderSide;
+    /** A connection for a chunk's lane in place of its broken one ({@link VerbsSubmission}); one for all submissions. */
+    private final Function<Chunk, CompletableFuture<VerbsConnection>> replacement;
     private final OwnerQueuePairs ownerSide;
     private final OwnerSweep ownerSweep;
     private final HolderSweep holderSweep;
@@ -110,6 +114,7 @@ public final class VerbsTransport implements Transport {
         }
         this.tuning = tuning;
         this.holderSide = new HolderQueuePairs(context, this.tuning, qpInitTimeout, this::ownerAdded, queuePairs);
+        this.replacement = c -> holderSide.connection(c.group, c.slot);
         this.ownerSide = new OwnerQueuePairs(context, this.tuning, queuePairs);
         Duration check = context.settings().get(VerbsSettings.PEER_CHECK_INTERVAL);
         Duration silence = context.settings().get(VerbsSettings.PEER_SILENCE_LIMIT);
@@ -216,8 +221,8 @@ public final class VerbsTransport implements Transport {
 
     @Override
     public CompletableFuture<Void> submit(List<TransportOp> ops, Deadline deadline) {
-        VerbsSubmission s = new VerbsSubmission(ops.size(), deviceArray, context.watchdog(), flushBoundNanos,
-                c -> holderSide.connection(c.group, c.slot));
+        VerbsSubmission s = new VerbsSubmission(ops.size(), deviceArray, context.watchdog(), flushBoundNanos, replacement,
+                tuning.signalEvery());
         if (closed) {
             s.future.completeExceptionally(new TransportException(TransportException.Kind.INTERNAL, "the ibverbs transport is closed"));
             return s.future;
@@ -230,8 +235,9 @@ public final class VerbsTransport implements Transport {
         s.guardedBy(context.watchdog().arm(deadline, () -> s.timedOut(new TransportException(
                 TransportException.Kind.TIMEOUT, "ibverbs did not finish " + ops.size() + " op(s) by the deadline"))));
         List<CompletableFuture<Void>> waiting = null;     // ops still waiting for a handshake or the owner's check
+        ActionLanes lanes = new ActionLanes(holderSide, tuning.qpsPerPeer());
         for (int i = 0; i < ops.size(); i++) {
-            CompletableFuture<Void> f = start(s, i, ops.get(i));
+            CompletableFuture<Void> f = start(s, i, ops.get(i), lanes);
             if (f != null) {
                 (waiting == null ? waiting = new ArrayList<>() : waiting).add(f);
             }
@@ -250,12 +256,13 @@ public final class VerbsTransport implements Transport {
      * connected) queues its chunks. The op's lanes are its routes times
      * {@code rdma.ibverbs.qpsPerPeer}; it is split into stripes over them ({@link Stripes}),
      * spread over the routes (device pairs) first, and each stripe at its device's maximum message
-     * size ({@link OpChunks}). Small ops take turns on the lanes.
+     * size ({@link OpChunks}). Small ops take turns on the lanes, which the action's ops share
+     * ({@link ActionLanes}: looked up once per action and peer, no arrays per op).
      *
      * @return null when the op was queued (or failed) at once, its queue pairs connected and its
      *         token checked before; otherwise a future completing once it is
      */
-    private CompletableFuture<Void> start(VerbsSubmission s, int index, TransportOp op) {
+    private CompletableFuture<Void> start(VerbsSubmission s, int index, TransportOp op, ActionLanes shared) {
         Remote remote = (Remote) op.remoteContext();
         VerbsWire.RemoteRegion r = remote.region();
         long length = op.local().byteSize();
@@ -272,6 +279,9 @@ public final class VerbsTransport implements Transport {
         List<Route> routes = remote.routes();
         int laneCount = routes.size() * tuning.qpsPerPeer();
         int stripes = Stripes.count(length, laneCount, tuning.minStripeBytes());
+        if (stripes == 1) {
+            return startSmall(s, index, op, local, r, routes, shared);
+        }
         PeerGroup first = holderSide.group(routes.getFirst().peers());
         int firstLane = first.firstSlot(stripes);
         Route[] via = new Route[stripes];
@@ -296,6 +306,29 @@ public final class VerbsTransport implements Transport {
                 return null;
             }
             OpChunks.enqueue(s, index, op, local, r, via, where, lanes, false);
+            return null;
+        });
+    }
+
+    /** {@link #start} for an op of one stripe, on the next of the lanes the action's small ops share. */
+    private CompletableFuture<Void> startSmall(VerbsSubmission s, int index, TransportOp op, VerbsLocal local,
+                                               VerbsWire.RemoteRegion r, List<Route> routes, ActionLanes shared) {
+        shared.use(routes);
+        int lane = shared.nextLane();
+        Route via = shared.via(lane);
+        OpChunks.Lane where = shared.where(lane);
+        CompletableFuture<VerbsConnection> connection = shared.connection(lane);
+        CompletableFuture<Void> checked = checked(op.remote(), r);
+        if (checked.isDone() && !checked.isCompletedExceptionally() && connection.isDone() && !connection.isCompletedExceptionally()) {
+            OpChunks.enqueueSmall(s, index, op, local, r, via, where, connection.join(), true);
+            return null;
+        }
+        return CompletableFuture.allOf(connection, checked).handle((ok, t) -> {
+            if (t != null) {
+                s.fail(index, failure(t));
+                return null;
+            }
+            OpChunks.enqueueSmall(s, index, op, local, r, via, where, connection.join(), false);
             return null;
         });
     }

@@ -13,7 +13,8 @@
  *   <li>{@code VerbsTransport}: one manager's transport: registrations (memory regions on every
  *       device), routes to an owner's devices, submit, the control-channel server, close.</li>
  *   <li>{@code OpChunks}: how submit cuts one op into chunks (one work request each) over the lanes
- *       of its stripes, and queues or gathers them.</li>
+ *       of its stripes, and queues or gathers them; {@code ActionLanes}: the lanes an action's
+ *       small ops share, looked up once per action and peer.</li>
  *   <li>{@code VerbsWire}: the transport's bytes: token context, queue-pair handshake, token
  *       check, liveness probe.</li>
  *   <li>{@code VerbsLocal}: local memory prepared for ops (lkeys per device).</li>

@@ -154,6 +154,49 @@ class VerbsBatchVmTest {
                         + taken + " completions"));
     }
 
+    /**
+     * A caller waiting for an action of many small writes ({@code submitAndWait}) polls through the
+     * gaps between the action's completions, and takes them all itself: it does not stop polling
+     * before its action is done and sleep until the poller completes it. An action of 256 writes
+     * of 8 bytes takes several milliseconds in the soft-RoCE VM, longer than the poll window's cap,
+     * so the window sized from whole actions was the busy-poll window (here 1 us: the fallback
+     * below any gap) and the caller stopped polling in every action; with one completion asked for
+     * in 4 writes, the gaps between completions are a few writes' round trips.
+     */
+    @Test
+    void callerWaitingForActionsOfManySmallWrites_pollsThroughTheGapsBetweenTheirCompletions() {
+        RdmaManager owner = owner();
+        RdmaManager holder = holder("rdma.ibverbs.busyPollWindow=1us", "rdma.ibverbs.signalEvery=4");
+        int ops = 256;
+        RdmaBuffer remote = owner.allocate(ops * 8L).join();
+        RdmaBuffer local = holder.allocate(ops * 8L).join();
+        int[] sizes = new int[ops];
+        java.util.Arrays.fill(sizes, 8);
+        long[] at = offsets(sizes);
+        RdmaRemoteBuffer[] slices = checkedSlices(holder, remote.remote(), at, sizes, local);
+        DataPattern.fill(local.segment(), 41);
+        VerbsDevice d = holderDevice();
+        int warmup = 20;
+        int actions = 20;
+        long ended = 0;
+        for (int a = 0; a < warmup + actions; a++) {
+            if (a == warmup) {
+                ended = d.waiterPollsEnded();
+            }
+            RdmaAction writes = holder.newAction();
+            for (int i = 0; i < ops; i++) {
+                writes.writeFrom(slices[i], local.segment().asSlice(at[i], 8));
+            }
+            writes.submitAndWait(TIMEOUT);
+        }
+        long stopped = d.waiterPollsEnded() - ended;
+
+        assertAll(
+                () -> assertEquals(-1, DataPattern.mismatch(remote.segment(), 41), "the owner's buffer after the writes"),
+                () -> assertTrue(stopped <= actions / 4, "the waiting caller stopped polling before its action was done in "
+                        + stopped + " of " + actions + " actions"));
+    }
+
     @Test
     void actionOfMixedSizes_inlineAndNot_andLargerThanTheSendQueue_writesAndReadsBackEveryByte() {
         int[] sizes = {1, 8, 63, 64, 65, 200, 4096, 70_000};

@@ -23,6 +23,21 @@ import java.util.concurrent.TimeUnit;
  * thread polls, the poller rests ({@link VerbsDevice}), and only one waiting thread polls a device
  * at a time, so one device spins one thread at a time.
  *
+ * <p>A thread waiting for a submission of several completions (more ops than one completion
+ * stands for) polls for {@link #waiterNanos}: that window, or longer when
+ * completions of this busy device typically come further apart: then twice the typical gap
+ * between two takes of completions while work was in flight ({@link #observeGap}), at most
+ * {@link #CAP_NANOS}. An action of many small ops takes longer than the cap as a whole (64 writes
+ * of 8 bytes in the soft-RoCE VM: several milliseconds), but its completions come a few hundred
+ * microseconds apart: sized from the action's whole time the window fell back to the busy-poll
+ * window, and the waiting thread stopped polling between two of its completions; the rest then
+ * came through a completion event, the poller's wake-up and an unpark of the waiting thread.
+ * Sized from the gap, it polls through its action. The typical gap rises quickly (half the way to
+ * a longer gap) and falls slowly (an eighth of the way to a shorter one): the window is meant to
+ * cover the longer gaps too. Devices whose completions come more than the cap apart (large
+ * transfers) keep the window above. The poller keeps it too: while a waiting thread polls, the
+ * poller rests.
+ *
  * <p>Thread-safe: concurrent observations may overwrite each other, which an estimate tolerates.
  */
 public final class PollWindow {
@@ -35,6 +50,8 @@ public final class PollWindow {
     private final long busyPollNanos;
     /** The moving average of recent ops' times, in nanoseconds; 0 until the first. */
     private volatile long typicalNanos;
+    /** The typical gap between two takes of completions while work was in flight, in nanoseconds; 0 until the first. */
+    private volatile long gapNanos;
 
     PollWindow(long busyPollNanos) {
         if (busyPollNanos < 0) {
@@ -57,6 +74,37 @@ public final class PollWindow {
             return busyPollNanos;
         }
         return Math.max(busyPollNanos, Math.min(2 * typical, CAP_NANOS));
+    }
+
+    /**
+     * Notes that completions were taken {@code nanos} after the take before, which left work in
+     * flight. Each gap is clamped to twice the cap.
+     */
+    public void observeGap(long nanos) {
+        long sample = Math.clamp(nanos, 0, 2 * CAP_NANOS);
+        long gap = gapNanos;
+        gapNanos = gap == 0 ? Math.max(sample, 1)
+                : sample > gap ? gap + ((sample - gap) >> 1) : gap + ((sample - gap) >> SHIFT);
+    }
+
+    /**
+     * How long a thread waiting for its ops polls an empty queue after the last completion it took,
+     * before it sleeps until the poller completes them: {@link #nanos}, or twice the typical gap
+     * between completions when that is longer and the gap is at most {@link #CAP_NANOS}; at most
+     * the cap (or the busy-poll window, when that is longer). {@code 0} when busy-polling is off.
+     */
+    public long waiterNanos() {
+        long window = nanos();
+        long gap = gapNanos;
+        if (busyPollNanos == 0 || gap > CAP_NANOS) {
+            return window;
+        }
+        return Math.max(window, Math.min(2 * gap, CAP_NANOS));
+    }
+
+    /** The typical gap between takes of completions while work was in flight, in nanoseconds; 0 before the first. */
+    long gapNanos() {
+        return gapNanos;
     }
 
     /** The moving average of recent submissions' times, in nanoseconds; 0 before the first. */

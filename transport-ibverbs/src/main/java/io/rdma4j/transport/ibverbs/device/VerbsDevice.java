@@ -108,6 +108,15 @@ public final class VerbsDevice implements AutoCloseable {
     private volatile boolean resting;
     /** Times the poller came back from resting while a waiting caller polled; written by the poller only. */
     private volatile long restWakeups;
+    /**
+     * Times a waiting caller stopped polling this queue before its ops were done (its poll window
+     * passed without a completion); written by the one caller that claimed the queue.
+     */
+    private volatile long waiterPollsEnded;
+    /** When completions were last taken off the queue; guarded by {@link #pollLock}. */
+    private long lastTake;
+    /** Whether work was still in flight after that take: the next take's gap is then a busy device's ({@link PollWindow#observeGap}); guarded by {@link #pollLock}. */
+    private boolean busyAfterLastTake;
     private final Wakeup wakeup;
 
     private VerbsDevice(VerbsContext context, PortAttributes port, int cqEntries, long busyPollNanos) {
@@ -279,6 +288,19 @@ public final class VerbsDevice implements AutoCloseable {
         return !waiterPolling.get() && waiterPolling.compareAndSet(false, true);
     }
 
+    /** The waiting caller that claimed this queue stops polling it before its ops are done: its poll window passed. */
+    public void waiterPollEnded() {
+        waiterPollsEnded++;     // one claimer at a time
+    }
+
+    /**
+     * Times a waiting caller stopped polling this queue before its ops were done, and slept until
+     * the poller completed them: at most once per wait (for tests and diagnostics).
+     */
+    public long waiterPollsEnded() {
+        return waiterPollsEnded;
+    }
+
     /** Gives back the place {@link #claimWaiterPolling} claimed, and wakes the poller if it rests meanwhile. */
     public void releaseWaiterPolling() {
         waiterPolling.set(false);
@@ -321,6 +343,7 @@ public final class VerbsDevice implements AutoCloseable {
         }
         CompletionBatch taken;
         int n;
+        long now;
         if (wait) {
             pollLock.lock();
         } else if (!pollLock.tryLock()) {
@@ -334,11 +357,17 @@ public final class VerbsDevice implements AutoCloseable {
             if (n == 0) {
                 return 0;
             }
+            now = System.nanoTime();
+            if (busyAfterLastTake) {
+                pollWindow.observeGap(now - lastTake);
+            }
             taken = resolve(n);     // delivery runs unlocked and may poll again (nested waits)
+            lastTake = now;
+            busyAfterLastTake = inFlight.size() > 0;
         } finally {
             pollLock.unlock();
         }
-        lastCompletion = System.nanoTime();
+        lastCompletion = now;
         if (!wait) {
             waiterDelivering = true;
             wakeResting();      // delivery may run a dependent stage that waits for other ops, which this thread cannot poll for meanwhile

@@ -3,6 +3,7 @@ package io.rdma4j.transport.ibverbs.device;
 import io.rdma4j.transport.ibverbs.posting.Chunk;
 import io.rdma4j.transport.ibverbs.posting.VerbsConnection;
 
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReferenceArray;
 import java.util.function.Consumer;
@@ -24,6 +25,8 @@ final class WorkRequestTable {
     private final AtomicReferenceArray<Chunk> slots;
     private final int mask;
     private final AtomicLong nextId = new AtomicLong(1);
+    /** Chunks tracked now. */
+    private final AtomicInteger tracked = new AtomicInteger();
 
     /** @param tracked the most chunks tracked at once (the completion queue's size) */
     WorkRequestTable(int tracked) {
@@ -45,6 +48,7 @@ final class WorkRequestTable {
             if (slots.get(slot) == null) {
                 chunk.workRequestId = id;
                 if (slots.compareAndSet(slot, null, chunk)) {
+                    tracked.incrementAndGet();
                     return id;
                 }
             }
@@ -60,7 +64,16 @@ final class WorkRequestTable {
     Chunk take(long id) {
         int slot = (int) id & mask;
         Chunk c = slots.get(slot);
-        return c != null && c.workRequestId == id && slots.compareAndSet(slot, c, null) ? c : null;
+        if (c != null && c.workRequestId == id && slots.compareAndSet(slot, c, null)) {
+            tracked.decrementAndGet();
+            return c;
+        }
+        return null;
+    }
+
+    /** How many chunks are tracked now: posted and not yet taken (a moment's figure under concurrent use). */
+    int size() {
+        return tracked.get();
     }
 
     /** Takes every tracked chunk that {@code which} accepts and hands it to {@code action}. */
@@ -68,6 +81,7 @@ final class WorkRequestTable {
         for (int i = 0; i < slots.length(); i++) {
             Chunk c = slots.get(i);
             if (c != null && which.test(c) && slots.compareAndSet(i, c, null)) {
+                tracked.decrementAndGet();
                 action.accept(c);
             }
         }
@@ -78,6 +92,7 @@ final class WorkRequestTable {
         for (int i = 0; i < slots.length(); i++) {
             Chunk c = slots.getAndSet(i, null);
             if (c != null) {
+                tracked.decrementAndGet();
                 action.accept(c);
             }
         }

@@ -16,15 +16,33 @@ final class Gathered {
     /** Per connection of {@link #on}, at the same index, its chunks in the order gathered. */
     private final List<List<Chunk>> chunks = new ArrayList<>(2);
 
+    /** The connection of the chunk added last, and its chunks: the next one mostly goes there too. */
+    private VerbsConnection last;
+    private List<Chunk> lastChunks;
+
     /** Adds {@code chunk}, of one op on {@code c}, to those gathered for {@code c}. */
     void add(VerbsConnection c, Chunk chunk) {
-        int i = on.indexOf(c);      // by identity (no equals); a few connections at most
-        if (i < 0) {
-            i = on.size();
-            on.add(c);
-            chunks.add(new ArrayList<>());
+        if (c != last) {
+            int i = indexOf(c);
+            if (i < 0) {
+                i = on.size();
+                on.add(c);
+                chunks.add(new ArrayList<>());
+            }
+            last = c;
+            lastChunks = chunks.get(i);
         }
-        chunks.get(i).add(chunk);
+        lastChunks.add(chunk);
+    }
+
+    /** Where {@code c} is in {@link #on}, by identity; -1 when it is not. A few connections at most. */
+    private int indexOf(VerbsConnection c) {
+        for (int i = 0; i < on.size(); i++) {
+            if (on.get(i) == c) {
+                return i;
+            }
+        }
+        return -1;
     }
 
     /** Counts ({@link VerbsSubmission#expect}) and queues, per connection, what was gathered, unless {@code s} was aborted meanwhile. */

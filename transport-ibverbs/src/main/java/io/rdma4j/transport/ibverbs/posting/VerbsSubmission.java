@@ -101,15 +101,18 @@ public final class VerbsSubmission {
      * @param watchdog        bounds the flush after the submission's own deadline aborted it
      * @param flushBoundNanos how long an abort waits for the flush before it destroys the queue pairs
      * @param replacement     a connection for a chunk's lane, in place of one another submission's abort broke
+     * @param signalEvery     one work request in this many asks for a completion ({@code rdma.ibverbs.signalEvery}):
+     *                        a submission of more ops takes several completions, and a thread waiting for it polls
+     *                        through the gaps between them ({@link SubmissionFuture})
      */
     public VerbsSubmission(int opCount, VerbsDevice[] devices, Watchdog watchdog, long flushBoundNanos,
-                    Function<Chunk, CompletableFuture<VerbsConnection>> replacement) {
+                    Function<Chunk, CompletableFuture<VerbsConnection>> replacement, int signalEvery) {
         this.opCount = opCount;
         this.devices = devices;
         this.watchdog = watchdog;
         this.flushBoundNanos = flushBoundNanos;
         this.replacement = replacement;
-        this.future = new SubmissionFuture(devices, this::stopFromOutside);
+        this.future = new SubmissionFuture(devices, this::stopFromOutside, opCount > signalEvery);
         future.whenComplete((ok, t) -> disarm());
     }
 

@@ -79,4 +79,53 @@ class PollWindowTest {
     void negativeBusyPollWindow_isRefused() {
         assertThrows(IllegalArgumentException.class, () -> new PollWindow(-1));
     }
+
+    private static PollWindow withGaps(long busyPoll, long opNanos, long gapNanos) {
+        PollWindow w = after(busyPoll, opNanos, 20);
+        for (int i = 0; i < 20; i++) {
+            w.observeGap(gapNanos);
+        }
+        return w;
+    }
+
+    @Test
+    void waiterWindow_isTheWindow_beforeAnyGapWasSeen() {
+        assertEquals(BUSY_POLL, after(BUSY_POLL, 5 * TimeUnit.MILLISECONDS.toNanos(1), 20).waiterNanos());
+    }
+
+    @Test
+    void waiterWindow_isTwiceTheTypicalGap_forAnActionLongerThanTheCapWhoseCompletionsComeCloser() {
+        assertEquals(2 * 300 * US, withGaps(BUSY_POLL, 5 * TimeUnit.MILLISECONDS.toNanos(1), 300 * US).waiterNanos());
+    }
+
+    @Test
+    void waiterWindow_neverExceedsTheCap_forGapsJustUnderIt() {
+        assertEquals(PollWindow.CAP_NANOS, withGaps(BUSY_POLL, 5 * TimeUnit.MILLISECONDS.toNanos(1), 900 * US).waiterNanos());
+    }
+
+    @Test
+    void waiterWindow_isTheWindow_whenCompletionsComeFurtherApartThanTheCap() {
+        assertEquals(BUSY_POLL, withGaps(BUSY_POLL, 50 * TimeUnit.MILLISECONDS.toNanos(1), 20 * TimeUnit.MILLISECONDS.toNanos(1))
+                .waiterNanos());
+    }
+
+    @Test
+    void waiterWindow_isTheWindow_whenThatIsLongerThanTwiceTheGap() {
+        assertEquals(2 * 300 * US, withGaps(BUSY_POLL, 300 * US, 10 * US).waiterNanos());
+    }
+
+    @Test
+    void waiterWindow_isZero_whenBusyPollingIsOff() {
+        assertEquals(0, withGaps(0, 5 * TimeUnit.MILLISECONDS.toNanos(1), 300 * US).waiterNanos());
+    }
+
+    @Test
+    void typicalGap_risesHalfWayToALongerGap_andFallsAnEighthOfTheWayToAShorterOne() {
+        PollWindow w = new PollWindow(BUSY_POLL);
+        w.observeGap(100 * US);
+        w.observeGap(300 * US);
+        assertEquals(200 * US, w.gapNanos());
+        w.observeGap(40 * US);
+        assertEquals(180 * US, w.gapNanos());
+    }
 }

@@ -92,4 +92,24 @@ class WorkRequestTableTest {
         assertEquals(Set.of(added.get(0), added.get(1), added.get(3), added.get(4)), new HashSet<>(taken));
         assertEquals(4, taken.size());
     }
+
+    @Test
+    void size_countsTheChunksTracked_afterAddsAndEachKindOfTake() {
+        WorkRequestTable table = new WorkRequestTable(8);
+        List<Chunk> added = new ArrayList<>();
+        for (int i = 0; i < 5; i++) {
+            Chunk c = chunk();
+            table.add(c);
+            added.add(c);
+        }
+        table.take(added.get(0).workRequestId);
+        table.take(added.get(0).workRequestId);        // taken already: no change
+        assertEquals(4, table.size());
+        table.takeIf(c -> c == added.get(1), c -> { });
+        assertEquals(3, table.size());
+
+        table.takeAll(c -> { });
+
+        assertEquals(0, table.size());
+    }
 }
