@@ -1,6 +1,7 @@
 package io.rdma4j.transport.ibverbs;
 
 import io.rdma4j.transport.ibverbs.device.DeviceChoice;
+import io.rdma4j.transport.ibverbs.device.DeviceOpening;
 import io.rdma4j.transport.ibverbs.device.VerbsDevice;
 import io.rdma4j.transport.ibverbs.ffi.Ibv;
 import io.rdma4j.transport.ibverbs.ffi.MemoryRegion;
@@ -28,7 +29,6 @@ import io.rdma4j.spi.TransportOp;
 
 import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -89,6 +89,7 @@ public final class VerbsTransport implements Transport {
     private final List<String> deviceNames;
     private final PeerAffinity affinity;
     private final Duration qpInitTimeout;
+    private final TokenChecks tokenChecks;
     private final VerbsTuning tuning;
     private final QueuePairLifecycle queuePairs = new QueuePairLifecycle();
     private final HolderQueuePairs holderSide;
@@ -109,6 +110,7 @@ public final class VerbsTransport implements Transport {
         this.deviceNames = devices.stream().map(d -> d.name).toList();
         this.affinity = context.settings().get(VerbsSettings.PEER_AFFINITY);
         this.qpInitTimeout = context.settings().get(VerbsSettings.QP_INIT_TIMEOUT);
+        this.tokenChecks = new TokenChecks(context, qpInitTimeout);
         for (VerbsDevice d : devices) {
             tuning = tuning.clampTo(d.name, d.attributes, d.cq.entries(), note -> LOG.log(System.Logger.Level.INFO, note));
         }
@@ -124,7 +126,7 @@ public final class VerbsTransport implements Transport {
 
     static VerbsTransport open(TransportContext context) {
         VerbsTuning tuning = VerbsTuning.of(context.settings());
-        List<VerbsDevice> devices = VerbsDevice.openChosen(context.settings().get(VerbsSettings.TARGET),
+        List<VerbsDevice> devices = DeviceOpening.openChosen(context.settings().get(VerbsSettings.TARGET),
                 tuning.completionQueueEntries(), tuning.busyPollNanos());
         try {
             VerbsTransport t = new VerbsTransport(context, devices, tuning);
@@ -295,7 +297,7 @@ public final class VerbsTransport implements Transport {
             where[i] = new OpChunks.Lane(route == 0 ? first : holderSide.group(via[i].peers()), lane / routes.size());
             lanes[i] = holderSide.connection(where[i].group(), where[i].slot());
         }
-        CompletableFuture<Void> checked = checked(op.remote(), r);
+        CompletableFuture<Void> checked = tokenChecks.checked(op.remote(), r);
         if (readyNow(checked, lanes)) {     // the usual case after an op to this peer and token: no stages
             OpChunks.enqueue(s, index, op, local, r, via, where, lanes, true);
             return null;
@@ -318,7 +320,7 @@ public final class VerbsTransport implements Transport {
         Route via = shared.via(lane);
         OpChunks.Lane where = shared.where(lane);
         CompletableFuture<VerbsConnection> connection = shared.connection(lane);
-        CompletableFuture<Void> checked = checked(op.remote(), r);
+        CompletableFuture<Void> checked = tokenChecks.checked(op.remote(), r);
         if (checked.isDone() && !checked.isCompletedExceptionally() && connection.isDone() && !connection.isCompletedExceptionally()) {
             OpChunks.enqueueSmall(s, index, op, local, r, via, where, connection.join(), true);
             return null;
@@ -343,30 +345,6 @@ public final class VerbsTransport implements Transport {
             }
         }
         return true;
-    }
-
-    // ------------------------------------------------------------------ the owner's check, once per token
-
-    private CompletableFuture<Void> checked(RemoteBufferRef ref, VerbsWire.RemoteRegion r) {
-        CompletableFuture<Void> f = r.checked;
-        if (f != null) {
-            return f;
-        }
-        synchronized (r) {
-            if (r.checked == null) {
-                byte[] request = VerbsWire.check(HexFormat.of().parseHex(ref.incarnation()), ref.bufferId(), ref.accessKey(),
-                        0, ref.size());
-                r.checked = context.control().request(ref.owner(), request, Deadline.after(qpInitTimeout, context.clock()))
-                        .thenAccept(reply -> {
-                            int code = Byte.toUnsignedInt(reply[0]);
-                            if (code != 0) {
-                                throw ErrorCode.fromWire(code).toException(new String(reply, 1, reply.length - 1,
-                                        StandardCharsets.UTF_8));
-                            }
-                        });
-            }
-            return r.checked;
-        }
     }
 
     // ------------------------------------------------------------------ the control channel

@@ -12,6 +12,7 @@
  *       {@code VerbsTuning}: the data-path settings as the transport uses them.</li>
  *   <li>{@code VerbsTransport}: one manager's transport: registrations (memory regions on every
  *       device), routes to an owner's devices, submit, the control-channel server, close.</li>
+ *   <li>{@code TokenChecks}: the owner's check of a token before its first op, once per token;</li>
  *   <li>{@code OpChunks}: how submit cuts one op into chunks (one work request each) over the lanes
  *       of its stripes, and queues or gathers them; {@code ActionLanes}: the lanes an action's
  *       small ops share, looked up once per action and peer.</li>

@@ -1,6 +1,5 @@
 package io.rdma4j.transport.ibverbs.device;
 
-import io.rdma4j.transport.ibverbs.DeviceTarget;
 import io.rdma4j.transport.ibverbs.ffi.CompletionChannel;
 import io.rdma4j.transport.ibverbs.ffi.CompletionQueue;
 import io.rdma4j.transport.ibverbs.ffi.DeviceAttributes;
@@ -16,7 +15,6 @@ import io.rdma4j.transport.ibverbs.posting.VerbsConnection;
 
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Optional;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -125,7 +123,7 @@ public final class VerbsDevice implements AutoCloseable {
         this.port = port;
         this.pollWindow = new PollWindow(busyPollNanos);
         this.attributes = context.queryDevice();
-        this.gidIndex = gidIndex(context, port);
+        this.gidIndex = DeviceOpening.gidIndex(context, port);
         this.gid = context.queryGid(PORT, gidIndex);
         this.pd = context.allocateProtectionDomain();
         this.channel = context.createCompletionChannel();
@@ -137,39 +135,8 @@ public final class VerbsDevice implements AutoCloseable {
         this.poller = Thread.ofPlatform().daemon().name("rdma4j-verbs-poller-" + name).unstarted(this::poll);
     }
 
-    /**
-     * Opens every device the target allows ({@link DeviceChoice}), best ranked first, and logs at
-     * INFO which and why. On failure closes what it opened.
-     *
-     * @throws IllegalStateException when no device with an active port fits
-     */
-    public static List<VerbsDevice> openChosen(Optional<DeviceTarget> target, int cqEntries, long busyPollNanos) {
-        List<DeviceChoice.Candidate> candidates = new ArrayList<>();
-        for (String n : VerbsContext.deviceNames()) {
-            try (VerbsContext c = VerbsContext.open(n)) {
-                candidates.add(new DeviceChoice.Candidate(n, c.queryPort(PORT), PciTopology.HOST.rdmaDeviceNumaNode(n),
-                        PciTopology.HOST.rdmaDevicePath(n)));
-            } catch (RuntimeException e) {
-                LOG.log(System.Logger.Level.INFO, "RDMA device {0} skipped: {1}", n, e.getMessage());
-            }
-        }
-        DeviceChoice choice = DeviceChoice.of(candidates, target);
-        List<VerbsDevice> opened = new ArrayList<>();
-        try {
-            for (DeviceChoice.Candidate c : choice.devices()) {
-                opened.add(open(c, cqEntries, busyPollNanos));
-            }
-        } catch (RuntimeException e) {
-            opened.forEach(VerbsDevice::close);
-            throw e;
-        }
-        LOG.log(System.Logger.Level.INFO, "ibverbs uses {0} on port {1}: {2}; candidates {3}",
-                opened.stream().map(d -> d.name + " (GID " + d.gid + " index " + d.gidIndex + ", LID " + d.port.lid() + ")").toList(),
-                PORT, choice.why(), candidates.stream().map(DeviceChoice.Candidate::toString).toList());
-        return opened;
-    }
-
-    private static VerbsDevice open(DeviceChoice.Candidate chosen, int cqEntries, long busyPollNanos) {
+    /** Opens the chosen device and starts its poller; on failure closes the context. */
+    static VerbsDevice open(DeviceChoice.Candidate chosen, int cqEntries, long busyPollNanos) {
         VerbsContext context = VerbsContext.open(chosen.name());
         VerbsDevice device;
         try {
@@ -180,27 +147,6 @@ public final class VerbsDevice implements AutoCloseable {
         }
         device.poller.start();
         return device;
-    }
-
-    /** On Ethernet (RoCE) the first IPv4-mapped GID (RoCE v2 over IPv4), else the first non-zero one; index 0 on InfiniBand. */
-    private static int gidIndex(VerbsContext context, PortAttributes port) {
-        if (port.linkLayer() != Ibv.IBV_LINK_LAYER_ETHERNET) {
-            return 0;
-        }
-        int firstNonZero = -1;
-        for (int i = 0; i < port.gidTableLength(); i++) {
-            Gid g = context.queryGid(PORT, i);
-            if (g.isIpv4Mapped()) {
-                return i;
-            }
-            if (firstNonZero < 0 && !g.isZero()) {
-                firstNonZero = i;
-            }
-        }
-        if (firstNonZero < 0) {
-            throw new IllegalStateException(context.deviceName() + " has no GID on port " + PORT);
-        }
-        return firstNonZero;
     }
 
     /** The largest message one work request may move here, capped so that its length fits an SGE. */

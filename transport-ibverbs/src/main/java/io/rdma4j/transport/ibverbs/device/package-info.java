@@ -5,6 +5,8 @@
  *       ranked first, and why;</li>
  *   <li>{@link io.rdma4j.transport.ibverbs.device.PciTopology}: the host's PCI tree from sysfs, to place
  *       devices near a GPU;</li>
+ *   <li>{@link io.rdma4j.transport.ibverbs.device.DeviceOpening}: opens the devices chosen, and picks the
+ *       GID of a port they address;</li>
  *   <li>{@link io.rdma4j.transport.ibverbs.device.VerbsDevice}: one opened device: protection domain, one
  *       completion queue and channel, and the poller thread that serves them;</li>
  *   <li>{@code CompletionBatch}: the chunks the completions of one poll stand for, delivered in order
