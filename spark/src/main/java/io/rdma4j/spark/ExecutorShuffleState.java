@@ -147,11 +147,13 @@ final class ExecutorShuffleState implements AutoCloseable {
      *
      * <p>Why the answer is not awaited: the publish message leaves before the task's
      * {@code MapStatus} on the same connection to the driver (Spark's RPC keeps one ordered outbox
-     * per peer, and its driver endpoint handles messages in arrival order), so a reducer, which
-     * learns of a map output only from the {@code MapOutputTracker} after the status arrived, asks
-     * the registry after the token is there. If the driver refuses or never gets it, the failure
-     * is logged and the reducers meet the map output as unknown to the registry: a fetch failure,
-     * after which Spark runs the map task again.
+     * per peer), so it reaches the registry's inbox first. The registry and the scheduler handle
+     * their inboxes on different threads, so that is not a guarantee that the token is there
+     * before the {@code MapOutputTracker} knows the output; but the status still passes the task
+     * result getter and the DAG scheduler, and a reducer that misses a token asks again
+     * ({@link #token}). If the driver refuses or never gets it, the failure is logged and the
+     * reducers meet the map output as unknown to the registry: a fetch failure, after which Spark
+     * runs the map task again.
      *
      * @param lengths the partition lengths the writer reports
      * @throws IOException when the data file cannot be read, mapped or registered, or is shorter
