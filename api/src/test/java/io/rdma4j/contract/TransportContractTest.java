@@ -281,6 +281,105 @@ public abstract class TransportContractTest {
         assertEquals(0, owner.registeredBufferCount());
     }
 
+    // ------------------------------------------------------------------ read-only registrations
+
+    @ParameterizedTest(name = "{0} bytes")
+    @ValueSource(longs = {1, 4095, MIB + 1})
+    void readOnlyBuffer_isReadLikeAnyOther(long size) {
+        RdmaManager owner = manager();
+        RdmaManager holder = manager();
+        MemorySegment mine = pattern(size, 21);
+        RdmaRemoteBuffer token = owner.register(mine.asReadOnly()).join();
+        MemorySegment back = segment(size);
+
+        holder.read(token, back, TIMEOUT).join();
+
+        assertTrue(token.isReadOnly());
+        assertEquals(-1, mine.mismatch(back));
+    }
+
+    @Test
+    void aWriteToAReadOnlyBuffer_failsWithAClearError_andLeavesItsBytesAsTheyWere() {
+        RdmaManager owner = manager();
+        RdmaManager holder = manager();
+        MemorySegment mine = pattern(4096, 22);
+        RdmaRemoteBuffer token = owner.register(mine.asReadOnly()).join();
+
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> holder.write(token, segment(64).fill((byte) 0x7f), TIMEOUT));
+
+        assertTrue(e.getMessage().contains("read-only"), e.getMessage());
+        assertEquals(-1, DataPattern.mismatch(mine, 22), "the buffer's bytes are as they were");
+    }
+
+    /**
+     * The owner's side enforces a read-only registration itself: a holder whose token was edited
+     * to claim write access gets the owner's refusal, per op, and no byte changes; the transport
+     * keeps serving the buffer and others.
+     */
+    @ParameterizedTest(name = "{0} bytes")
+    @ValueSource(longs = {8, 4096, MIB + 1})
+    void aTokenEditedToAllowWrites_isStillRefusedByTheOwner(long size) {
+        RdmaManager owner = manager();
+        RdmaManager holder = manager();
+        MemorySegment mine = pattern(size, 23);
+        RdmaRemoteBuffer token = owner.register(mine.asReadOnly()).join();
+        RdmaRemoteBuffer forged = ForgedTokens.withWritesAllowed(token);
+        RdmaBuffer writable = owner.allocate(64).join();
+
+        Throwable failure = failureOf(holder.write(forged, segment(size).fill((byte) 0x7f), TIMEOUT));
+
+        assertReadOnlyRefusal(failure, token.id());
+        assertEquals(-1, DataPattern.mismatch(mine, 23), "the buffer's bytes are as they were");
+        MemorySegment back = segment(size);
+        holder.read(forged, back, TIMEOUT).join();
+        assertEquals(-1, mine.mismatch(back), "reads of the buffer still work");
+        holder.write(writable.remote(), segment(64).fill((byte) 4), TIMEOUT).join();
+        assertEquals(4, writable.segment().get(ValueLayout.JAVA_BYTE, 63), "writes to other buffers still work");
+    }
+
+    @Test
+    void manySmallWritesThroughAnEditedToken_inOneAction_areAllRefused_andNoByteChanges() {
+        RdmaManager owner = manager();
+        RdmaManager holder = manager();
+        MemorySegment mine = pattern(4096, 24);
+        RdmaRemoteBuffer forged = ForgedTokens.withWritesAllowed(owner.register(mine.asReadOnly()).join());
+        RdmaAction writes = holder.newAction();
+        for (int i = 0; i < 16; i++) {
+            writes.writeFrom(forged.slice(i * 256L, 16), segment(16).fill((byte) 0x7f));
+        }
+
+        Throwable failure = failureOf(writes.submit(TIMEOUT));
+
+        assertReadOnlyRefusal(failure, forged.id());
+        assertEquals(-1, DataPattern.mismatch(mine, 24), "the buffer's bytes are as they were");
+    }
+
+    @Test
+    void aReadOnlyViewOfAllocatedMemory_isServedReadOnly_whileTheAllocationStaysWritable() {
+        RdmaManager owner = manager();
+        RdmaManager holder = manager();
+        RdmaBuffer buffer = owner.allocate(8192).join();
+        DataPattern.fill(buffer.segment(), 25);
+        RdmaRemoteBuffer view = owner.register(buffer.segment().asReadOnly()).join();
+        MemorySegment back = segment(8192);
+
+        holder.read(view, back, TIMEOUT).join();
+        Throwable failure = failureOf(holder.write(ForgedTokens.withWritesAllowed(view), segment(8192).fill((byte) 1), TIMEOUT));
+
+        assertEquals(-1, DataPattern.mismatch(back, 25), "the view reads the allocation's bytes");
+        assertReadOnlyRefusal(failure, view.id());
+        assertEquals(-1, DataPattern.mismatch(buffer.segment(), 25), "no byte changed through the view");
+        holder.write(buffer.remote(), segment(8192).fill((byte) 2), TIMEOUT).join();
+        assertEquals(2, buffer.segment().get(ValueLayout.JAVA_BYTE, 8191), "the allocation's own token still writes");
+    }
+
+    private static void assertReadOnlyRefusal(Throwable failure, long id) {
+        assertInstanceOf(RdmaSubmitException.class, failure);
+        RemoteAccessException e = assertInstanceOf(RemoteAccessException.class, failure.getCause(), String.valueOf(failure));
+        assertTrue(e.getMessage().contains("buffer " + id + " is read-only"), e.getMessage());
+    }
+
     // ------------------------------------------------------------------ deadlines and cancel
 
     @Test
