@@ -28,6 +28,10 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
 import java.lang.foreign.MemorySegment;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.lang.foreign.ValueLayout;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -372,6 +376,53 @@ public abstract class TransportContractTest {
         assertEquals(-1, DataPattern.mismatch(buffer.segment(), 25), "no byte changed through the view");
         holder.write(buffer.remote(), segment(8192).fill((byte) 2), TIMEOUT).join();
         assertEquals(2, buffer.segment().get(ValueLayout.JAVA_BYTE, 8191), "the allocation's own token still writes");
+    }
+
+    @Test
+    void aTokenEditedToAllowWrites_isRefused_evenWhenTheOwnersOwnManagerWrites() {
+        RdmaManager owner = manager();
+        MemorySegment mine = pattern(4096, 26);
+        RdmaRemoteBuffer forged = ForgedTokens.withWritesAllowed(owner.register(mine.asReadOnly()).join());
+
+        Throwable failure = failureOf(owner.write(forged, segment(64).fill((byte) 0x7f), TIMEOUT));
+
+        assertReadOnlyRefusal(failure, forged.id());
+        assertEquals(-1, DataPattern.mismatch(mine, 26), "the buffer's bytes are as they were");
+    }
+
+    /**
+     * Memory the process may not write at all (a read-only file mapping: {@code PROT_READ}
+     * pages): registered read-only, it is served for reads, and a write through an edited token
+     * is refused like any other.
+     */
+    @Test
+    void aReadOnlyFileMapping_isRegisteredAndRead_andWritesToItAreRefused() throws Exception {
+        RdmaManager owner = manager();
+        RdmaManager holder = manager();
+        long size = 3 * 4096 + 100;
+        Path file = Files.createTempFile("rdma4j-contract-", ".bin");
+        try {
+            MemorySegment content = pattern(size, 27);
+            Files.write(file, content.toArray(ValueLayout.JAVA_BYTE));
+            MemorySegment mapped;
+            try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ)) {
+                mapped = ch.map(FileChannel.MapMode.READ_ONLY, 0, size, managers.arena());
+            }
+            RdmaRemoteBuffer token = owner.register(mapped).join();
+            MemorySegment back = segment(size);
+
+            holder.read(token, back, TIMEOUT).join();
+            Throwable failure = failureOf(holder.write(ForgedTokens.withWritesAllowed(token), segment(size).fill((byte) 1),
+                    TIMEOUT));
+
+            assertTrue(token.isReadOnly());
+            assertEquals(-1, content.mismatch(back));
+            assertReadOnlyRefusal(failure, token.id());
+            assertEquals(-1, DataPattern.mismatch(mapped, 27), "the mapping's bytes are as they were");
+            owner.release(token.id()).join();
+        } finally {
+            Files.deleteIfExists(file);
+        }
     }
 
     private static void assertReadOnlyRefusal(Throwable failure, long id) {
