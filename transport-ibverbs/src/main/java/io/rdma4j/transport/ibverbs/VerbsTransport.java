@@ -4,6 +4,7 @@ import io.rdma4j.transport.ibverbs.device.DeviceChoice;
 import io.rdma4j.transport.ibverbs.device.DeviceOpening;
 import io.rdma4j.transport.ibverbs.device.VerbsDevice;
 import io.rdma4j.transport.ibverbs.ffi.Ibv;
+import io.rdma4j.transport.ibverbs.ffi.IbverbsException;
 import io.rdma4j.transport.ibverbs.ffi.MemoryRegion;
 import io.rdma4j.transport.ibverbs.liveness.HolderSweep;
 import io.rdma4j.transport.ibverbs.liveness.OwnerSweep;
@@ -72,9 +73,6 @@ import java.util.function.Function;
  */
 public final class VerbsTransport implements Transport {
 
-    private static final int QP_ACCESS = QueuePairLifecycle.QP_ACCESS;
-    /** The access of a read-only registration's regions: peers may read them, nothing may write them. */
-    private static final int READ_ONLY_ACCESS = Ibv.IBV_ACCESS_REMOTE_READ;
     private static final System.Logger LOG = System.getLogger(VerbsTransport.class.getName());
 
     /**
@@ -166,14 +164,17 @@ public final class VerbsTransport implements Transport {
     /**
      * A memory region per device, with local write, remote read and remote write; the token
      * context names every one (device, GID, LID, port, rkey), with the address and size. A
-     * read-only segment gets remote read only: no remote write (the device refuses peers' writes),
-     * and no local write either (its pages may be {@code PROT_READ}, which cannot be pinned for
-     * writing); its lkeys then serve only ops that read it (the manager knows).
+     * read-only segment: see {@link RegionAccess}.
      */
     @Override
     public Registered register(long bufferId, MemorySegment segment) {
         requireOpen();
-        List<MemoryRegion> mrs = registerEverywhere(segment, segment.isReadOnly() ? READ_ONLY_ACCESS : QP_ACCESS);
+        List<MemoryRegion> mrs;
+        try {
+            mrs = registerEverywhere(segment, RegionAccess.of(segment));
+        } catch (IbverbsException e) {
+            return RegionAccess.declinedOrThrow(segment, e);
+        }
         registrations.put(bufferId, mrs);
         List<VerbsWire.RemoteMr> remote = new ArrayList<>(mrs.size());
         for (int i = 0; i < mrs.size(); i++) {
