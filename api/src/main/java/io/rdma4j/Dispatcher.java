@@ -352,7 +352,7 @@ final class Dispatcher {
                 if (op.type() == TransportOp.OpType.READ_INTO_LOCAL && local.byteSize() != op.remote().size()) {
                     local = local.asSlice(0, op.remote().size());
                 }
-                g.add(new TransportOp(op.type(), local, localMemory(g, local), route.ref, route.decoded,
+                g.add(new TransportOp(op.type(), local, localMemory(g, local, op.type()), route.ref, route.decoded,
                         op.remote().offset()));
             }
             for (ActionGroup g = head; g != null; g = g.next) {
@@ -373,14 +373,19 @@ final class Dispatcher {
         }
     }
 
-    /** The prepared local memory for {@code local}: its registration's, or one from the cache. */
-    private LocalMemory localMemory(ActionGroup g, MemorySegment local) {
+    /**
+     * The prepared local memory for {@code local}: its registration's, or one from the cache. A
+     * read-only registration's is not used for reads into {@code local} (it may lack local write
+     * access: a verbs region of a read-only registration has none).
+     */
+    private LocalMemory localMemory(ActionGroup g, MemorySegment local, TransportOp.OpType type) {
         LocalMemoryCache cache = g.transport.local();
         if (cache == null) {
             return null;
         }
         Registration r = table.containing(local);
-        LocalMemory registered = r == null ? null : r.localMemory(g.transport.name());
+        LocalMemory registered = r == null || r.readOnly() && type == TransportOp.OpType.READ_INTO_LOCAL ? null
+                : r.localMemory(g.transport.name());
         if (registered != null) {
             return registered;
         }

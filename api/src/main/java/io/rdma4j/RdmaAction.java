@@ -15,7 +15,8 @@ import java.util.concurrent.CompletableFuture;
 /**
  * A batch of reads and writes against remote buffers, submitted together.
  *
- * <p>Sizes are checked as ops are added, and a rejected op is not queued. Prefix semantics: a
+ * <p>Sizes, and writes to read-only buffers ({@link RdmaRemoteBuffer#isReadOnly()}), are checked
+ * as ops are added, and a rejected op is not queued. Prefix semantics: a
  * read copies the whole remote buffer into the first {@code remote.size()} bytes of the local
  * segment; a write copies the whole local segment into the first {@code local.byteSize()} bytes
  * of the remote buffer. Bytes beyond are untouched on both sides. Overlap between ops is not
@@ -95,12 +96,17 @@ public final class RdmaAction {
      *               caller keeps owning it and must keep it alive, and unchanged, until the submit
      *               completes
      * @return this action
-     * @throws IllegalArgumentException if {@code local} is larger than the remote buffer, empty,
+     * @throws IllegalArgumentException if the remote buffer is read-only ({@link RdmaRemoteBuffer#isReadOnly()}),
+     *                                  or {@code local} is larger than the remote buffer, empty,
      *                                  on the heap, thread-confined or its arena is closed
      * @throws IllegalStateException    while this action is being submitted
      */
     public RdmaAction writeFrom(RdmaRemoteBuffer remote, MemorySegment local) {
         checkLocal(remote, local);
+        if (remote.isReadOnly()) {
+            throw new IllegalArgumentException("cannot write to buffer " + remote.id() + ": it is read-only (its owner "
+                    + "registered it without remote write access); nothing was queued");
+        }
         if (local.byteSize() > remote.size()) {
             throw new IllegalArgumentException("source local memory size (" + local.byteSize()
                     + ") must be <= remote buffer size (" + remote.size() + ")");

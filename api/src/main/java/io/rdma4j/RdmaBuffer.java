@@ -18,6 +18,10 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * remote access finished, so no transport ever touches freed memory. After {@code close()} the
  * segment must not be used: accesses throw {@link IllegalStateException} once it is freed.
  * Closing the manager closes every buffer it allocated.
+ *
+ * <p><b>Writable.</b> The registration is writable: its token lets holders write. For a read-only
+ * token to the same memory, register a read-only view ({@code register(segment().asReadOnly())}):
+ * a second registration, released on its own, which peers may only read.
  */
 public final class RdmaBuffer implements AutoCloseable {
 

@@ -136,19 +136,24 @@ public final class RdmaManager implements AutoCloseable {
      * Registers {@code segment} with every transport and returns its token. Returns at once; the
      * work runs on the registration thread.
      *
+     * <p><b>Read-only:</b> a read-only segment ({@link MemorySegment#isReadOnly()}: a read-only
+     * file mapping, {@code asReadOnly()}) is registered read-only: the token says so
+     * ({@link RdmaRemoteBuffer#isReadOnly()}), peers may read it, and every remote write is refused
+     * per op, by the holder and by the owner's side (a {@link RemoteAccessException}; no byte changes).
+     *
      * <p><b>Ownership:</b> the caller keeps owning the memory and must keep its arena open until
      * the buffer is released ({@link #release(long)}); closing it earlier makes later remote
      * accesses fail cleanly (never a crash), but a verbs NIC may still have it registered.
      * Prefer {@link #allocate(long)}.
      *
-     * @param segment native, writable memory that every thread may access; the caller keeps owning
-     *                it and must keep it alive until the buffer is released
+     * @param segment native memory that every thread may access, writable or read-only; the caller
+     *                keeps owning it and must keep it alive until the buffer is released
      * @return the token; fails with {@link RegistrationException} (a transport refused; the others
      *         were rolled back), {@link ManagerClosedException}, or {@link RdmaTimeoutException} when
      *         the registration ring stayed full for {@code rdma.registration.queueTimeout} (while it
      *         is full, this call waits for room)
-     * @throws IllegalArgumentException if the segment is on the heap, empty, read-only, confined to one
-     *                                  thread (transports need shared access) or its arena is closed
+     * @throws IllegalArgumentException if the segment is on the heap, empty, confined to one thread
+     *                                  (transports need shared access) or its arena is closed
      */
     public CompletableFuture<RdmaRemoteBuffer> register(MemorySegment segment) {
         Segments.checkRegistrable(segment);
@@ -157,9 +162,9 @@ public final class RdmaManager implements AutoCloseable {
 
     /**
      * Allocates {@code size} bytes of page-aligned, zeroed native memory owned by the manager and
-     * registers it. The transports are asked first, in priority
-     * order, whether one provides the memory (a same-host transport backs it with memory a peer
-     * process can map); otherwise it is plain native memory.
+     * registers it, writable. The transports are asked first, in priority order, whether one
+     * provides the memory (a same-host transport backs it with memory a peer process can map);
+     * otherwise it is plain native memory.
      *
      * @param size the length in bytes, at least 1
      * @return the buffer; fails as {@link #register} does, or with {@link OutOfMemoryError} as cause
@@ -313,7 +318,7 @@ public final class RdmaManager implements AutoCloseable {
      *                completes
      * @param timeout the time the write may take, counted from this call
      * @return fails as {@link #read} does
-     * @throws IllegalArgumentException if {@code local} is larger than the remote buffer, on the heap or closed
+     * @throws IllegalArgumentException if the remote buffer is read-only, or {@code local} larger than it, on the heap or closed
      */
     public CompletableFuture<Void> write(RdmaRemoteBuffer remote, MemorySegment local, Duration timeout) {
         return newAction().writeFrom(remote, local).submit(timeout);
@@ -415,11 +420,6 @@ public final class RdmaManager implements AutoCloseable {
      */
     public int registeredBufferCount() {
         return table.size();
-    }
-
-    /** Closes the endpoints kept up by failed starts (tests). */
-    static void closeLingeringEndpoints() {
-        SharedManager.closeLingeringEndpoints();
     }
 
     /** Drops prepared local memory of closed arenas now, as the scheduled sweep does, and schedules the next (tests). */

@@ -26,15 +26,27 @@ import java.util.regex.Pattern;
  * offset into the buffer and a length. Operations on a slice move exactly that range, with the
  * same prefix rules as on a whole buffer; releasing a slice releases the whole registration.
  *
- * <p><b>Warning:</b> the token is a capability. Whoever holds its bytes can read, overwrite and
- * release the buffer; send it only to peers you trust with that.
+ * <p><b>Read-only buffers.</b> A token of a read-only registration ({@link #isReadOnly()}: the
+ * owner registered a read-only segment) lets its holder read and release the buffer, never write
+ * it: {@link RdmaAction#writeFrom} refuses such a token at once, and the owner's side refuses any
+ * write that arrives anyway (a token edited to claim write access) with a
+ * {@link RemoteAccessException} saying the buffer is read-only, without changing a byte. Slices
+ * keep the flag.
+ *
+ * <p><b>Warning:</b> the token is a capability. Whoever holds its bytes can read, overwrite (unless
+ * read-only) and release the buffer; send it only to peers you trust with that.
  *
  * <h2>Wire format, version 2</h2>
- * Big-endian: magic {@code "RDMB"}, version {@code u8} (2), flags {@code u8} (0), incarnation
+ * Big-endian: magic {@code "RDMB"}, version {@code u8} (2), flags {@code u8}, incarnation
  * (16 bytes), id {@code i64}, offset {@code i64}, length {@code i64}, access key (16 bytes), host
  * length {@code u8} and UTF-8 host, port {@code u16}, context count {@code u8}, then per context:
  * name length {@code u8} and ASCII name, context length {@code u16} and bytes; last, a CRC32C
  * ({@code u32}) of every byte before it. Nothing may follow.
+ *
+ * <p>Flags: bit 0 ({@code 0x01}) marks a read-only buffer; the other bits are 0, and a reader
+ * refuses a token with a bit it does not know ("unknown flags"). A writable buffer's token is
+ * byte for byte what rdma4j wrote before read-only buffers existed; a read-only buffer's token is
+ * refused by such older readers (they know no flags) rather than taken for a writable one.
  *
  * <p>The version byte stays where version 1 had it, so a reader of another version refuses the
  * token by name ("unsupported version") instead of misreading it. Version 1 (no offset, no
@@ -56,6 +68,8 @@ public final class RdmaRemoteBuffer {
     public static final int MAX_CONTEXT_BYTES = io.rdma4j.spi.Transport.MAX_CONTEXT_BYTES;
     /** Length of the access key and of the incarnation id. */
     public static final int KEY_BYTES = 16;
+    /** The flags bit of a read-only buffer ({@link #isReadOnly()}). */
+    static final int FLAG_READ_ONLY = 0x01;
 
     /** Length of the trailing checksum. */
     static final Pattern NAME = Pattern.compile("[a-z0-9_-]{1,32}");
@@ -68,16 +82,17 @@ public final class RdmaRemoteBuffer {
     private final long size;
     private final byte[] accessKey;
     private final Map<String, byte[]> contexts;
+    private final boolean readOnly;
 
-    /** A token for a whole buffer of {@code size} bytes. */
+    /** A token for a whole, writable buffer of {@code size} bytes. */
     RdmaRemoteBuffer(byte[] incarnation, Endpoint owner, long id, long size, byte[] accessKey,
                      Map<String, byte[]> contexts) {
-        this(incarnation, owner, id, 0, size, accessKey, contexts);
+        this(incarnation, owner, id, 0, size, accessKey, contexts, false);
     }
 
-    /** A token for bytes {@code [offset, offset + size)} of a buffer. */
+    /** A token for bytes {@code [offset, offset + size)} of a buffer, read-only or not. */
     RdmaRemoteBuffer(byte[] incarnation, Endpoint owner, long id, long offset, long size, byte[] accessKey,
-                             Map<String, byte[]> contexts) {
+                             Map<String, byte[]> contexts, boolean readOnly) {
         if (incarnation.length != KEY_BYTES || accessKey.length != KEY_BYTES) {
             throw new IllegalArgumentException("incarnation and access key must be " + KEY_BYTES + " bytes");
         }
@@ -111,6 +126,7 @@ public final class RdmaRemoteBuffer {
         this.size = size;
         this.accessKey = accessKey.clone();
         this.contexts = Collections.unmodifiableMap(copy);
+        this.readOnly = readOnly;
     }
 
     /**
@@ -158,7 +174,17 @@ public final class RdmaRemoteBuffer {
             throw new IllegalArgumentException("slice [" + offset + ", " + offset + " + " + length + ") is not inside "
                     + "the " + size + " bytes of " + this + " (need offset >= 0, length >= 1, offset + length <= " + size + ")");
         }
-        return new RdmaRemoteBuffer(incarnation, owner, id, this.offset + offset, length, accessKey, contexts);
+        return new RdmaRemoteBuffer(incarnation, owner, id, this.offset + offset, length, accessKey, contexts, readOnly);
+    }
+
+    /**
+     * Whether the owner registered the buffer read-only: remote writes are not allowed. Writing
+     * through this token fails ({@link RdmaAction#writeFrom} throws); reading and releasing work.
+     *
+     * @return {@code true} for a read-only buffer, {@code false} when holders may write it
+     */
+    public boolean isReadOnly() {
+        return readOnly;
     }
 
     /**
@@ -263,7 +289,8 @@ public final class RdmaRemoteBuffer {
         if (!(o instanceof RdmaRemoteBuffer t)) {
             return false;
         }
-        if (id != t.id || offset != t.offset || size != t.size || !Arrays.equals(incarnation, t.incarnation)
+        if (id != t.id || offset != t.offset || size != t.size || readOnly != t.readOnly
+                || !Arrays.equals(incarnation, t.incarnation)
                 || !Arrays.equals(accessKey, t.accessKey) || !owner.equals(t.owner)
                 || !contexts.keySet().equals(t.contexts.keySet())) {
             return false;
@@ -285,7 +312,7 @@ public final class RdmaRemoteBuffer {
     @Override
     public String toString() {
         return "RdmaRemoteBuffer[id=" + id + ", offset=" + offset + ", size=" + size + ", owner=" + owner + ", incarnation="
-                + ownerIncarnation() + ", transports=" + contexts.keySet() + "]";
+                + ownerIncarnation() + ", transports=" + contexts.keySet() + (readOnly ? ", read-only" : "") + "]";
     }
 
 

@@ -99,7 +99,8 @@ final class Registrar implements RegistrationRing.Worker {
         }
         RdmaRemoteBuffer token;
         try {
-            token = new RdmaRemoteBuffer(incarnation, controlEndpoint, id, segment.byteSize(), key, contexts);
+            token = new RdmaRemoteBuffer(incarnation, controlEndpoint, id, 0, segment.byteSize(), key, contexts,
+                    segment.isReadOnly());
         } catch (RuntimeException e) { // e.g. more transports than a token can carry
             rollBack(id, done, ownedArena);
             result.completeExceptionally(new RegistrationException(null, "buffer " + id

@@ -3,8 +3,9 @@ package io.rdma4j;
 /**
  * The owner of a remote buffer refused the access: the buffer is unknown or released, or the
  * access key is wrong (one message for the three, so that a token's holder learns nothing about
- * other buffers), the range is outside the buffer, the owner's memory was freed, or the token is
- * stale ({@link StaleTokenException}).
+ * other buffers), the range is outside the buffer, the owner's memory was freed, the request was a
+ * write into a buffer its owner registered read-only (the message says "is read-only"; nothing was
+ * written), or the token is stale ({@link StaleTokenException}).
  */
 public class RemoteAccessException extends RdmaException {
 

@@ -17,7 +17,7 @@ final class Segments {
         return segment.isAccessibleBy(ANY_OTHER_THREAD);
     }
 
-    /** For {@link RdmaManager#register}: native, non-empty, writable, alive and shared. */
+    /** For {@link RdmaManager#register}: native, non-empty, alive and shared (read-only: a read-only registration). */
     static void checkRegistrable(MemorySegment segment) {
         Objects.requireNonNull(segment, "segment");
         if (!segment.isNative()) {
@@ -26,9 +26,6 @@ final class Segments {
         }
         if (segment.byteSize() == 0) {
             throw new IllegalArgumentException("cannot register a zero-length segment");
-        }
-        if (segment.isReadOnly()) {
-            throw new IllegalArgumentException("cannot register a read-only segment: peers may write into it");
         }
         if (!segment.scope().isAlive()) {
             throw new IllegalArgumentException("cannot register a segment whose arena is closed");

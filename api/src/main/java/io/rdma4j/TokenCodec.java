@@ -40,7 +40,7 @@ final class TokenCodec {
             len += 1 + e.getKey().length() + 2 + e.getValue().length;
         }
         ByteBuffer b = ByteBuffer.allocate(len);
-        b.put(MAGIC).put((byte) VERSION).put((byte) 0).put(t.incarnationBytes()).putLong(t.id()).putLong(t.offset()).putLong(t.size())
+        b.put(MAGIC).put((byte) VERSION).put((byte) (t.isReadOnly() ? RdmaRemoteBuffer.FLAG_READ_ONLY : 0)).put(t.incarnationBytes()).putLong(t.id()).putLong(t.offset()).putLong(t.size())
                 .put(t.accessKey());
         b.put((byte) host.length).put(host).putShort((short) t.owner().port());
         b.put((byte) t.contexts().size());
@@ -83,8 +83,10 @@ final class TokenCodec {
         }
         r.limit(end);
         int flags = r.u8("flags");
-        if (flags != 0) {
-            throw r.fail(5, "unknown flags 0x" + Integer.toHexString(flags));
+        if ((flags & ~RdmaRemoteBuffer.FLAG_READ_ONLY) != 0) {
+            throw r.fail(5, "unknown flags 0x" + Integer.toHexString(flags & ~RdmaRemoteBuffer.FLAG_READ_ONLY)
+                    + " (this library knows only 0x" + Integer.toHexString(RdmaRemoteBuffer.FLAG_READ_ONLY)
+                    + ", read-only; the token was made by a newer rdma4j?)");
         }
         byte[] incarnation = r.bytes(KEY_BYTES, "incarnation");
         long id = r.i64("buffer id");
@@ -136,7 +138,8 @@ final class TokenCodec {
         if (r.pos != end) {
             throw r.fail(r.pos, (end - r.pos) + " trailing bytes before the checksum");
         }
-        return new RdmaRemoteBuffer(incarnation, new Endpoint(host, port), id, offset, size, key, contexts);
+        return new RdmaRemoteBuffer(incarnation, new Endpoint(host, port), id, offset, size, key, contexts,
+                (flags & RdmaRemoteBuffer.FLAG_READ_ONLY) != 0);
     }
 
     private static int checksum(byte[] bytes, int length) {

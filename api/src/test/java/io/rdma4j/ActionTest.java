@@ -67,6 +67,27 @@ class ActionTest {
     }
 
     @Test
+    void writeFrom_aReadOnlyBuffer_isRefusedAtOnce_nothingIsQueued_andReadsOfItWork() {
+        RdmaManager owner = manager(new StubProvider("stub", 1));
+        RdmaManager holder = manager(new StubProvider("stub", 1));
+        MemorySegment bytes = filled(64, 5);
+        RdmaRemoteBuffer remote = owner.register(bytes.asReadOnly()).join();
+        RdmaAction action = holder.newAction();
+
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> action.writeFrom(remote.slice(0, 8), filled(8, 9)));
+        assertThrows(IllegalArgumentException.class, () -> holder.write(remote, filled(8, 9), TIMEOUT));
+        MemorySegment back = filled(64, 0);
+        action.readInto(remote, back).submit(TIMEOUT).join();
+
+        assertEquals("cannot write to buffer " + remote.id() + ": it is read-only (its owner registered it without "
+                + "remote write access); nothing was queued", e.getMessage());
+        assertEquals(1, action.size(), "only the read was queued");
+        assertEquals(-1, bytes.mismatch(back), "the read brought the owner's bytes");
+        assertEquals(5, at(bytes, 0), "the owner's bytes are as they were");
+    }
+
+    @Test
     void add_rejectedOp_isNotQueued() {
         RdmaManager m = manager(new StubProvider("stub", 1));
         RdmaRemoteBuffer remote = m.register(arena.allocate(16)).join();

@@ -42,7 +42,7 @@ class ControlPlaneTest {
 
     @AfterEach
     void tearDown() {
-        RdmaManager.closeLingeringEndpoints();
+        SharedManager.closeLingeringEndpoints();
     }
 
     private static int freePort() throws IOException {

@@ -37,6 +37,7 @@ class ErrorTableTest {
             case STALE_TOKEN -> new BufferAccessException(BufferAccessException.Reason.STALE, 1, "stale token");
             case OUT_OF_RANGE -> new BufferAccessException(BufferAccessException.Reason.OUT_OF_RANGE, 1, "outside");
             case OWNER_MEMORY_CLOSED -> new BufferAccessException(BufferAccessException.Reason.CLOSED, 1, "closed");
+            case READ_ONLY -> BufferAccessException.readOnly(1);
             case BAD_REQUEST -> new IllegalArgumentException("bad request");
             case RELEASE_FAILED -> new RdmaReleaseException(Map.of("verbs", new IllegalStateException("dereg failed")));
             case FAILED -> new IllegalStateException("something else");
@@ -46,7 +47,7 @@ class ErrorTableTest {
     /** The public type a caller finally sees for each code. */
     private static Class<? extends RuntimeException> publicTypeOf(ErrorCode code) {
         return switch (code) {
-            case ACCESS_DENIED, OUT_OF_RANGE, OWNER_MEMORY_CLOSED -> RemoteAccessException.class;
+            case ACCESS_DENIED, OUT_OF_RANGE, OWNER_MEMORY_CLOSED, READ_ONLY -> RemoteAccessException.class;
             case STALE_TOKEN -> StaleTokenException.class;
             case RELEASE_FAILED -> RdmaReleaseException.class;
             case BAD_REQUEST, FAILED -> RdmaException.class;
@@ -83,6 +84,7 @@ class ErrorTableTest {
         assertEquals(5, ErrorCode.BAD_REQUEST.wire());
         assertEquals(6, ErrorCode.RELEASE_FAILED.wire());
         assertEquals(7, ErrorCode.FAILED.wire());
+        assertEquals(8, ErrorCode.READ_ONLY.wire());
         for (ErrorCode c : ErrorCode.values()) {
             assertEquals(c, ErrorCode.fromWire(c.wire()));
         }

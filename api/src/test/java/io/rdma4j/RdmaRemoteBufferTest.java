@@ -21,6 +21,7 @@ import java.util.stream.Stream;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
@@ -101,6 +102,38 @@ class RdmaRemoteBufferTest {
     }
 
     @Test
+    void readOnlyToken_roundTripsReadOnly_andItsSlicesStayReadOnly() {
+        RdmaRemoteBuffer t = readOnly(sample());
+
+        RdmaRemoteBuffer back = RdmaRemoteBuffer.fromBytes(t.toBytes());
+
+        assertTrue(back.isReadOnly());
+        assertEquals(t, back);
+        assertTrue(back.slice(64, 32).isReadOnly());
+        assertTrue(RdmaRemoteBuffer.fromBytes(back.slice(64, 32).toBytes()).isReadOnly());
+        assertTrue(back.toString().contains("read-only"), back.toString());
+    }
+
+    @Test
+    void readOnlyToken_differsFromTheWritableOne_onlyInTheFlagsByte() {
+        RdmaRemoteBuffer writable = sample();
+        RdmaRemoteBuffer readOnly = readOnly(writable);
+        byte[] w = writable.toBytes();
+        byte[] r = readOnly.toBytes();
+
+        assertFalse(writable.isReadOnly());
+        assertNotEquals(writable, readOnly);
+        assertEquals(0, w[5], "a writable token's flags byte is 0, as before read-only buffers existed");
+        assertEquals(1, r[5]);
+        assertArrayEquals(Arrays.copyOfRange(w, 6, w.length - 4), Arrays.copyOfRange(r, 6, r.length - 4));
+    }
+
+    private static RdmaRemoteBuffer readOnly(RdmaRemoteBuffer t) {
+        return new RdmaRemoteBuffer(t.incarnationBytes(), t.owner(), t.id(), t.offset(), t.size(), t.accessKey(), t.contexts(),
+                true);
+    }
+
+    @Test
     void toBytes_ipv6OwnerAndUnicodeHost_roundTrip() {
         RdmaRemoteBuffer v6 = new RdmaRemoteBuffer(INCARNATION, new Endpoint("fe80::1", 1), 0, 1, KEY, Map.of());
         RdmaRemoteBuffer uni = new RdmaRemoteBuffer(INCARNATION, new Endpoint("hôte.example", 65535), Long.MAX_VALUE,
@@ -121,7 +154,8 @@ class RdmaRemoteBufferTest {
                 Arguments.of("wrong magic", edit(good, b -> b.put(0, (byte) 'X')), "bad magic"),
                 Arguments.of("future version", edit(good, b -> b.put(4, (byte) 3)),
                         "unsupported version 3 (this library reads version 2; the token was made by a newer rdma4j)"),
-                Arguments.of("unknown flags", edit(good, b -> b.put(5, (byte) 1)), "unknown flags"),
+                Arguments.of("unknown flags", edit(good, b -> b.put(5, (byte) 0x02)), "unknown flags 0x2"),
+                Arguments.of("unknown flags next to read-only", edit(good, b -> b.put(5, (byte) 0x81)), "unknown flags 0x80"),
                 Arguments.of("negative id", edit(good, b -> b.putLong(Tokens.ID_OFFSET, -1)), "negative buffer id"),
                 Arguments.of("negative offset", edit(good, b -> b.putLong(Tokens.OFFSET_OFFSET, -1)), "negative offset"),
                 Arguments.of("zero length", edit(good, b -> b.putLong(Tokens.LENGTH_OFFSET, 0)), "length must be positive"),

@@ -100,13 +100,30 @@ class RegistrationTest {
     }
 
     @Test
-    void register_readOnlySegment_rejected() {
+    void register_ofAReadOnlySegment_returnsATokenThatSaysReadOnly_andTheOwnerSeesAReadOnlyRegistration() {
         RdmaManager m = manager(fast);
 
-        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
-                () -> m.register(arena.allocate(64).asReadOnly()));
+        RdmaRemoteBuffer token = m.register(arena.allocate(64).asReadOnly()).join();
+        LocalBuffer served = fast.context.registrations().lookup(token.incarnationBytes(), token.id(), token.accessKey(), 0, 64);
 
-        assertTrue(e.getMessage().contains("read-only"), e.getMessage());
+        assertTrue(token.isReadOnly());
+        assertTrue(token.slice(8, 8).isReadOnly(), "a slice keeps the flag");
+        assertTrue(RdmaRemoteBuffer.fromBytes(token.toBytes()).isReadOnly(), "the flag crosses the wire");
+        assertTrue(served.readOnly());
+        assertTrue(served.segment().isReadOnly(), "the transports get the read-only segment");
+    }
+
+    @Test
+    void register_ofAWritableSegment_andAllocate_returnWritableTokens() {
+        RdmaManager m = manager(fast);
+
+        RdmaRemoteBuffer registered = m.register(arena.allocate(64)).join();
+        RdmaBuffer allocated = m.allocate(64).join();
+
+        assertFalse(registered.isReadOnly());
+        assertFalse(allocated.remote().isReadOnly());
+        assertFalse(fast.context.registrations().lookup(registered.incarnationBytes(), registered.id(),
+                registered.accessKey(), 0, 64).readOnly());
     }
 
     @Test

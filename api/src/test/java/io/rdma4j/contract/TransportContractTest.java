@@ -7,6 +7,7 @@ import io.rdma4j.RdmaManagerBuilder;
 import io.rdma4j.RdmaRemoteBuffer;
 import io.rdma4j.RdmaSubmitException;
 import io.rdma4j.RdmaTimeoutException;
+import io.rdma4j.RegistrationException;
 import io.rdma4j.RemoteAccessException;
 import io.rdma4j.StaleTokenException;
 import io.rdma4j.spi.Deadline;
@@ -28,12 +29,17 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
 import java.lang.foreign.MemorySegment;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.lang.foreign.ValueLayout;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.CyclicBarrier;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -279,6 +285,174 @@ public abstract class TransportContractTest {
         RemoteAccessException e = assertInstanceOf(RemoteAccessException.class, failure.getCause());
         assertTrue(e.getMessage().endsWith(DENIED), e.getMessage());
         assertEquals(0, owner.registeredBufferCount());
+    }
+
+    // ------------------------------------------------------------------ read-only registrations
+
+    @ParameterizedTest(name = "{0} bytes")
+    @ValueSource(longs = {1, 4095, MIB + 1})
+    void readOnlyBuffer_isReadLikeAnyOther(long size) {
+        RdmaManager owner = manager();
+        RdmaManager holder = manager();
+        MemorySegment mine = pattern(size, 21);
+        RdmaRemoteBuffer token = owner.register(mine.asReadOnly()).join();
+        MemorySegment back = segment(size);
+
+        holder.read(token, back, TIMEOUT).join();
+
+        assertTrue(token.isReadOnly());
+        assertEquals(-1, mine.mismatch(back));
+    }
+
+    @Test
+    void aWriteToAReadOnlyBuffer_failsWithAClearError_andLeavesItsBytesAsTheyWere() {
+        RdmaManager owner = manager();
+        RdmaManager holder = manager();
+        MemorySegment mine = pattern(4096, 22);
+        RdmaRemoteBuffer token = owner.register(mine.asReadOnly()).join();
+
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> holder.write(token, segment(64).fill((byte) 0x7f), TIMEOUT));
+
+        assertTrue(e.getMessage().contains("read-only"), e.getMessage());
+        assertEquals(-1, DataPattern.mismatch(mine, 22), "the buffer's bytes are as they were");
+    }
+
+    /**
+     * The owner's side enforces a read-only registration itself: a holder whose token was edited
+     * to claim write access gets the owner's refusal, per op, and no byte changes; the transport
+     * keeps serving the buffer and others.
+     */
+    @ParameterizedTest(name = "{0} bytes")
+    @ValueSource(longs = {8, 4096, MIB + 1})
+    void aTokenEditedToAllowWrites_isStillRefusedByTheOwner(long size) {
+        RdmaManager owner = manager();
+        RdmaManager holder = manager();
+        MemorySegment mine = pattern(size, 23);
+        RdmaRemoteBuffer token = owner.register(mine.asReadOnly()).join();
+        RdmaRemoteBuffer forged = ForgedTokens.withWritesAllowed(token);
+        RdmaBuffer writable = owner.allocate(64).join();
+
+        Throwable failure = failureOf(holder.write(forged, segment(size).fill((byte) 0x7f), TIMEOUT));
+
+        assertReadOnlyRefusal(failure, token.id());
+        assertEquals(-1, DataPattern.mismatch(mine, 23), "the buffer's bytes are as they were");
+        MemorySegment back = segment(size);
+        holder.read(forged, back, TIMEOUT).join();
+        assertEquals(-1, mine.mismatch(back), "reads of the buffer still work");
+        holder.write(writable.remote(), segment(64).fill((byte) 4), TIMEOUT).join();
+        assertEquals(4, writable.segment().get(ValueLayout.JAVA_BYTE, 63), "writes to other buffers still work");
+    }
+
+    @Test
+    void manySmallWritesThroughAnEditedToken_inOneAction_areAllRefused_andNoByteChanges() {
+        RdmaManager owner = manager();
+        RdmaManager holder = manager();
+        MemorySegment mine = pattern(4096, 24);
+        RdmaRemoteBuffer forged = ForgedTokens.withWritesAllowed(owner.register(mine.asReadOnly()).join());
+        RdmaAction writes = holder.newAction();
+        for (int i = 0; i < 16; i++) {
+            writes.writeFrom(forged.slice(i * 256L, 16), segment(16).fill((byte) 0x7f));
+        }
+
+        Throwable failure = failureOf(writes.submit(TIMEOUT));
+
+        assertReadOnlyRefusal(failure, forged.id());
+        assertEquals(-1, DataPattern.mismatch(mine, 24), "the buffer's bytes are as they were");
+    }
+
+    @Test
+    void aReadOnlyViewOfAllocatedMemory_isServedReadOnly_whileTheAllocationStaysWritable() {
+        RdmaManager owner = manager();
+        RdmaManager holder = manager();
+        RdmaBuffer buffer = owner.allocate(8192).join();
+        DataPattern.fill(buffer.segment(), 25);
+        RdmaRemoteBuffer view = owner.register(buffer.segment().asReadOnly()).join();
+        MemorySegment back = segment(8192);
+
+        holder.read(view, back, TIMEOUT).join();
+        Throwable failure = failureOf(holder.write(ForgedTokens.withWritesAllowed(view), segment(8192).fill((byte) 1), TIMEOUT));
+
+        assertEquals(-1, DataPattern.mismatch(back, 25), "the view reads the allocation's bytes");
+        assertReadOnlyRefusal(failure, view.id());
+        assertEquals(-1, DataPattern.mismatch(buffer.segment(), 25), "no byte changed through the view");
+        holder.write(buffer.remote(), segment(8192).fill((byte) 2), TIMEOUT).join();
+        assertEquals(2, buffer.segment().get(ValueLayout.JAVA_BYTE, 8191), "the allocation's own token still writes");
+    }
+
+    @Test
+    void aTokenEditedToAllowWrites_isRefused_evenWhenTheOwnersOwnManagerWrites() {
+        RdmaManager owner = manager();
+        MemorySegment mine = pattern(4096, 26);
+        RdmaRemoteBuffer forged = ForgedTokens.withWritesAllowed(owner.register(mine.asReadOnly()).join());
+
+        Throwable failure = failureOf(owner.write(forged, segment(64).fill((byte) 0x7f), TIMEOUT));
+
+        assertReadOnlyRefusal(failure, forged.id());
+        assertEquals(-1, DataPattern.mismatch(mine, 26), "the buffer's bytes are as they were");
+    }
+
+    /**
+     * Memory the process may not write at all (a read-only file mapping: {@code PROT_READ}
+     * pages): registered read-only, it is served for reads, and a write through an edited token
+     * is refused like any other. A transport that cannot register such pages (verbs on a kernel
+     * before Linux 6.2) must decline them ({@code Registered.notApplicable}, saying why), never
+     * fail otherwise; the test is then skipped with that reason.
+     */
+    @Test
+    void aReadOnlyFileMapping_isRegisteredAndRead_andWritesToItAreRefused() throws Exception {
+        fileMappingViewedReadOnly(FileChannel.MapMode.READ_ONLY, 27);
+    }
+
+    /** A private (copy-on-write) file mapping viewed read-only: what a transport that declines {@code PROT_READ} pages serves. */
+    @Test
+    void aPrivateFileMappingViewedReadOnly_isRegisteredAndRead_andWritesToItAreRefused() throws Exception {
+        fileMappingViewedReadOnly(FileChannel.MapMode.PRIVATE, 28);
+    }
+
+    private void fileMappingViewedReadOnly(FileChannel.MapMode mode, int seed) throws Exception {
+        RdmaManager owner = manager();
+        RdmaManager holder = manager();
+        long size = 3 * 4096 + 100;
+        Path file = Files.createTempFile("rdma4j-contract-", ".bin");
+        try {
+            MemorySegment content = pattern(size, seed);
+            Files.write(file, content.toArray(ValueLayout.JAVA_BYTE));
+            MemorySegment mapped;
+            try (FileChannel ch = mode == FileChannel.MapMode.READ_ONLY ? FileChannel.open(file, StandardOpenOption.READ)
+                    : FileChannel.open(file, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
+                mapped = ch.map(mode, 0, size, managers.arena()).asReadOnly();
+            }
+            RdmaRemoteBuffer token;
+            try {
+                token = owner.register(mapped).join();
+            } catch (CompletionException e) {
+                RegistrationException declined = assertInstanceOf(RegistrationException.class, e.getCause());
+                assertTrue(declined.getMessage().contains("no transport can serve"), declined.getMessage());
+                assumeTrue(false, name() + " declined the mapping: " + declined.getMessage());
+                return;
+            }
+            MemorySegment back = segment(size);
+
+            holder.read(token, back, TIMEOUT).join();
+            Throwable failure = failureOf(holder.write(ForgedTokens.withWritesAllowed(token), segment(size).fill((byte) 1),
+                    TIMEOUT));
+
+            assertTrue(token.isReadOnly());
+            assertEquals(-1, content.mismatch(back));
+            assertReadOnlyRefusal(failure, token.id());
+            assertEquals(-1, DataPattern.mismatch(mapped, seed), "the mapping's bytes are as they were");
+            assertEquals(-1, content.mismatch(MemorySegment.ofArray(Files.readAllBytes(file))), "the file is as it was");
+            owner.release(token.id()).join();
+        } finally {
+            Files.deleteIfExists(file);
+        }
+    }
+
+    private static void assertReadOnlyRefusal(Throwable failure, long id) {
+        assertInstanceOf(RdmaSubmitException.class, failure);
+        RemoteAccessException e = assertInstanceOf(RemoteAccessException.class, failure.getCause(), String.valueOf(failure));
+        assertTrue(e.getMessage().contains("buffer " + id + " is read-only"), e.getMessage());
     }
 
     // ------------------------------------------------------------------ deadlines and cancel

@@ -12,6 +12,7 @@ import java.util.zip.CRC32C;
  */
 public final class ForgedTokens {
 
+    private static final int FLAGS_OFFSET = 4 + 1;
     private static final int INCARNATION_OFFSET = 4 + 1 + 1;
     private static final int ID_OFFSET = INCARNATION_OFFSET + 16;
     private static final int LENGTH_OFFSET = ID_OFFSET + 8 + 8;
@@ -38,6 +39,13 @@ public final class ForgedTokens {
     public static RdmaRemoteBuffer withWrongKey(RdmaRemoteBuffer t) {
         byte[] raw = t.toBytes();
         raw[KEY_OFFSET + 5] ^= 0x5a;
+        return reseal(raw);
+    }
+
+    /** {@code t} with its read-only flag cleared: a token edited to claim write access to a read-only buffer. */
+    public static RdmaRemoteBuffer withWritesAllowed(RdmaRemoteBuffer t) {
+        byte[] raw = t.toBytes();
+        raw[FLAGS_OFFSET] = 0;
         return reseal(raw);
     }
 

@@ -60,6 +60,8 @@ final class ExecutorShuffleState implements AutoCloseable {
     private volatile RdmaManager manager;
     private volatile byte[] accumulators;
     private volatile boolean closed;
+    /** Whether a read-only mapping was declined by a transport: map outputs are mapped privately since ({@link #map}). */
+    private volatile boolean privateMappings;
 
     ExecutorShuffleState(RdmaShuffleConf conf, String executorId, IndexShuffleBlockResolver resolver,
                          Supplier<RpcEndpointRef> registry) {
@@ -232,27 +234,52 @@ final class ExecutorShuffleState implements AutoCloseable {
     }
 
     /**
-     * The committed data file's first {@code total} bytes, mapped privately (copy-on-write: no
-     * write through the mapping ever reaches the file) into an arena of its own, and registered.
+     * The committed data file's first {@code total} bytes, mapped read-only into an arena of its
+     * own, and registered read-only: the token says so, peers can only read it, and every
+     * transport refuses a remote write on this process's side whatever a token claims.
+     *
+     * <p>A transport that cannot register the read-only mapping's {@code PROT_READ} pages
+     * declines it (verbs on Linux before 6.2, which pins every region for writing): the token then
+     * lacks that transport. From then on this executor maps its outputs privately (copy-on-write,
+     * which every transport registers; verbs at the price of a copy of each page) and registers
+     * them read-only all the same, as a read-only view.
      *
      * <p>Why this is safe for Spark's file: Spark never changes a committed data file in place. A
      * later attempt of the same map commits by renaming a new file over it, cleanup deletes it;
      * either way the mapped file (the inode) stays whole until the mapping is unmapped. The
-     * mapping is the page cache's pages: no copy, no memory of its own until a page is written.
-     * Something outside Spark truncating the file would make the lost pages unreadable: reads by
-     * peers then fail (a fetch failure), a read in this process throws {@link InternalError}.
+     * mapping is the page cache's pages: no copy, no memory of its own. Something outside Spark
+     * truncating the file would make the lost pages unreadable: reads by peers then fail (a fetch
+     * failure), a read in this process throws {@link InternalError}.
      */
     private Output map(File file, long total) throws IOException {
+        if (!privateMappings) {
+            Output shared = map(file, total, FileChannel.MapMode.READ_ONLY);
+            if (shared.remote().transports().containsAll(manager().transports())) {
+                return shared;
+            }
+            privateMappings = true;
+            LOG.log(System.Logger.Level.INFO, "rdma4j shuffle on executor " + executorId + ": a read-only mapping of a map "
+                    + "output is not registrable with every transport (its token offers " + shared.remote().transports()
+                    + " of " + manager().transports() + "; verbs on Linux before 6.2 cannot pin read-only pages): map "
+                    + "outputs are mapped privately (copy-on-write) from now on, and still registered read-only");
+            closeQuietly(-1, shared);
+        }
+        return map(file, total, FileChannel.MapMode.PRIVATE);
+    }
+
+    /** {@link #map(File, long)} with a mapping of {@code mode}, viewed read-only and registered so. */
+    private Output map(File file, long total, FileChannel.MapMode mode) throws IOException {
         Arena arena = Arena.ofShared();
         try {
             MemorySegment segment;
-            // MapMode.PRIVATE needs a channel open for writing; nothing is written through it
-            try (FileChannel channel = FileChannel.open(file.toPath(), StandardOpenOption.READ, StandardOpenOption.WRITE)) {
+            // MapMode.PRIVATE needs a channel open for writing; nothing is written through the mapping
+            try (FileChannel channel = mode == FileChannel.MapMode.READ_ONLY ? FileChannel.open(file.toPath(), StandardOpenOption.READ)
+                    : FileChannel.open(file.toPath(), StandardOpenOption.READ, StandardOpenOption.WRITE)) {
                 if (channel.size() < total) {
                     throw new IOException("shuffle data file " + file + " holds " + channel.size()
                             + " B, the partition lengths say " + total);
                 }
-                segment = channel.map(FileChannel.MapMode.PRIVATE, 0, total, arena);
+                segment = channel.map(mode, 0, total, arena).asReadOnly();     // a read-only registration
             }
             RdmaRemoteBuffer remote = await(manager().register(segment), "register " + total + " B of " + file);
             return new Output(manager(), segment, remote, arena);
@@ -301,6 +328,12 @@ final class ExecutorShuffleState implements AutoCloseable {
     int mappedCount(int shuffleId) {
         Map<Long, Output> byMap = owned.get(shuffleId);
         return byMap == null ? 0 : (int) byMap.values().stream().filter(b -> b.segment().isMapped()).count();
+    }
+
+    /** @return how many of this process's buffers of the shuffle are registered read-only */
+    int readOnlyCount(int shuffleId) {
+        Map<Long, Output> byMap = owned.get(shuffleId);
+        return byMap == null ? 0 : (int) byMap.values().stream().filter(b -> b.remote().isReadOnly()).count();
     }
 
     /** @return a map output this process wrote and registered, or null */

@@ -37,11 +37,12 @@ public final class RdmaShuffleConf {
     /** How an executor registers a committed map output with its {@link RdmaManager}. */
     public enum MapOutputs {
         /**
-         * {@code mapped} (the default): the committed data file, mapped privately (copy-on-write)
-         * and registered as it is; no copy, and the memory is the page cache's. Same-host readers
-         * read it with {@code process_vm_readv} where the ptrace policy allows it (else through the
-         * owner's staging copy), verbs registers it (breaking the copy-on-write of every page: a
-         * copy in the kernel), tcp sends from it.
+         * {@code mapped} (the default): the committed data file, mapped read-only and registered
+         * read-only as it is (peers may only read it); no copy, and the memory is the page cache's.
+         * Same-host readers read it with {@code process_vm_readv} where the ptrace policy allows it
+         * (else through the owner's staging copy), verbs registers it for remote reads only (the
+         * page cache's pages, pinned; on Linux before 6.2, which cannot pin read-only pages, the
+         * executor maps privately instead, copy-on-write, still registered read-only), tcp sends from it.
          */
         MAPPED,
         /**

@@ -182,6 +182,11 @@ public class RdmaShuffleManager extends SortShuffleManager {
         return state.mappedCount(shuffleId);
     }
 
+    /** @return how many of this process's buffers of the shuffle are registered read-only */
+    int readOnlyBufferCount(int shuffleId) {
+        return state.readOnlyCount(shuffleId);
+    }
+
     /** @see ExecutorShuffleState#publishTimes() */
     long[] publishTimes() {
         return state.publishTimes();

@@ -307,7 +307,7 @@ class SparkJobsOverRdmaShuffleTest {
     }
 
     @Test
-    void aMapOutputIsPublishedAsAMappingOfSparksCommittedDataFileNotACopy() {
+    void aMapOutputIsPublishedAsAReadOnlyRegistrationOfAMappingOfSparksCommittedDataFileNotACopy() {
         JavaPairRDD<Integer, Long> shuffled = pairs(sc).mapToPair(t -> new Tuple2<>(t._1() % 53, 1L))
                 .reduceByKey(Long::sum, 4);
         assertEquals(53, shuffled.count());
@@ -318,7 +318,8 @@ class SparkJobsOverRdmaShuffleTest {
                     .map(x -> {
                         RdmaShuffleManager m = (RdmaShuffleManager) SparkEnv.get().shuffleManager();
                         return new Tuple2<>(SparkEnv.get().executorId(),
-                                new int[] {m.ownedBufferCount(shuffleId), m.mappedBufferCount(shuffleId)});
+                                new int[] {m.ownedBufferCount(shuffleId), m.mappedBufferCount(shuffleId),
+                                        m.readOnlyBufferCount(shuffleId)});
                     }).collect()) {
                 byExecutor.putIfAbsent(r._1(), r._2());
             }
@@ -326,7 +327,9 @@ class SparkJobsOverRdmaShuffleTest {
         int owned = byExecutor.values().stream().mapToInt(c -> c[0]).sum();
         int mapped = byExecutor.values().stream().mapToInt(c -> c[1]).sum();
         assertTrue(owned > 0, "the executors hold the shuffle's map outputs");
+        int readOnly = byExecutor.values().stream().mapToInt(c -> c[2]).sum();
         assertEquals(owned, mapped, "every map output the executors hold is their data file mapped, none a copy");
+        assertEquals(owned, readOnly, "every map output is registered read-only: its token lets reducers only read it");
     }
 
     @Test

@@ -23,7 +23,12 @@ public class BufferAccessException extends RuntimeException {
         /** The range lies outside the buffer. */
         OUT_OF_RANGE,
         /** The caller-owned memory behind the buffer was freed (arena closed). */
-        CLOSED
+        CLOSED,
+        /**
+         * The request would write into a read-only registration ({@link LocalBuffer#readOnly()}):
+         * nothing was written.
+         */
+        READ_ONLY
     }
 
     /** Why access was refused; never {@code null}. */
@@ -43,6 +48,19 @@ public class BufferAccessException extends RuntimeException {
         super(message);
         this.reason = Objects.requireNonNull(reason, "reason");
         this.bufferId = bufferId;
+    }
+
+    /**
+     * The refusal of a write into read-only buffer {@code bufferId}, in the words every transport
+     * sends back, so that a holder sees the same message whichever transport carried the write.
+     *
+     * @param bufferId the buffer the request named
+     * @return the exception, of reason {@link Reason#READ_ONLY}
+     */
+    public static BufferAccessException readOnly(long bufferId) {
+        return new BufferAccessException(Reason.READ_ONLY, bufferId, "buffer " + bufferId
+                + " is read-only: its owner registered it without remote write access, and refused the write "
+                + "(nothing was written)");
     }
 
     /**

@@ -28,7 +28,12 @@ public enum ErrorCode {
     /** The owner accepted a release but a transport there failed to release the buffer. */
     RELEASE_FAILED(6, TransportException.Kind.RELEASE_FAILED),
     /** Anything else failed at the owner; the message says what. */
-    FAILED(7, TransportException.Kind.REMOTE_FAILURE);
+    FAILED(7, TransportException.Kind.REMOTE_FAILURE),
+    /**
+     * The request would write into a buffer its owner registered read-only; nothing was written.
+     * A peer of a version without this code reads it as {@link #FAILED}, with the owner's text.
+     */
+    READ_ONLY(8, TransportException.Kind.REMOTE_ACCESS);
 
     private static final ErrorCode[] BY_WIRE = new ErrorCode[256];
 
@@ -87,6 +92,7 @@ public enum ErrorCode {
             case STALE -> STALE_TOKEN;
             case OUT_OF_RANGE -> OUT_OF_RANGE;
             case CLOSED -> OWNER_MEMORY_CLOSED;
+            case READ_ONLY -> READ_ONLY;
         };
     }
 

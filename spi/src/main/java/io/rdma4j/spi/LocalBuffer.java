@@ -35,6 +35,18 @@ public interface LocalBuffer {
     MemorySegment segment();
 
     /**
+     * Whether the registration is read-only: registered from a read-only segment
+     * ({@link MemorySegment#isReadOnly()}). A transport refuses every remote write into it with
+     * {@link BufferAccessException#readOnly(long)} before touching a byte; reads are served as
+     * usual. Fixed for the registration's lifetime.
+     *
+     * @return {@code true} when remote writes must be refused; the default asks {@link #segment()}
+     */
+    default boolean readOnly() {
+        return segment().isReadOnly();
+    }
+
+    /**
      * Pins the buffer for one access.
      *
      * @throws BufferAccessException with {@link BufferAccessException.Reason#DENIED} if the

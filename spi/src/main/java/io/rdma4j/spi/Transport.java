@@ -40,9 +40,20 @@ public interface Transport extends AutoCloseable {
      * <p>The segment is native, non-empty, shared and alive; the manager keeps it alive until
      * {@link #release} for the same id returned.
      *
+     * <p><b>Read-only registrations.</b> A read-only segment ({@link MemorySegment#isReadOnly()})
+     * is a read-only registration: peers may read it and must not write it. The holder's manager
+     * refuses writes its token marks read-only before they reach a transport, but a token can be
+     * edited, so the transport must enforce it on the owner's authority: refuse every remote
+     * write to the buffer, per op, with {@link ErrorCode#READ_ONLY} (raised on the owner side as
+     * {@link BufferAccessException#readOnly(long)}; see {@link LocalBuffer#readOnly()}), without
+     * changing a byte of it and without breaking other ops; serve reads as usual. Never ask for
+     * write access to the memory (the pages may be mapped {@code PROT_READ}: a verbs transport
+     * registers it without local or remote write). A transport that cannot enforce this must
+     * answer {@link Registered#notApplicable}.
+     *
      * @param bufferId the id the manager assigned, unique for the manager's lifetime
-     * @param segment  the memory to expose; owned by the manager or by the caller that registered
-     *                 it, never by the transport
+     * @param segment  the memory to expose, read-only when the registration is; owned by the
+     *                 manager or by the caller that registered it, never by the transport
      * @return {@link Registered#context} with the bytes a peer's instance of this transport needs
      *         (at most {@link #MAX_CONTEXT_BYTES}), or {@link Registered#notApplicable} when this
      *         transport cannot serve this memory (the token then omits the transport, and the

@@ -14,7 +14,7 @@ public class TransportException extends RuntimeException {
     public enum Kind {
         /** The deadline passed before the peer answered. */
         TIMEOUT,
-        /** The owner refused access: no such buffer, released, wrong key, out of range, memory closed. */
+        /** The owner refused access: no such buffer, released, wrong key, out of range, memory closed, a write into a read-only buffer. */
         REMOTE_ACCESS,
         /** The token was issued by an earlier incarnation of the manager at the owner's endpoint. */
         STALE_TOKEN,

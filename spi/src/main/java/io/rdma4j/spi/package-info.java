@@ -23,6 +23,10 @@
  * {@link io.rdma4j.spi.LocalMemory} belongs to the manager, which closes it. Errors that cross the
  * wire use {@link io.rdma4j.spi.ErrorCode}.
  *
+ * <p>Read-only registrations: a read-only segment handed to {@code register} must never be
+ * written by a peer; the transport refuses such writes on the owner's authority with
+ * {@link io.rdma4j.spi.ErrorCode#READ_ONLY} (see {@link io.rdma4j.spi.Transport#register}).
+ *
  * <h2>Map of the package</h2>
  * <p><b>A transport's parts</b> (what a transport module implements):
  * <ul>

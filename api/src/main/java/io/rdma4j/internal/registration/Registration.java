@@ -24,6 +24,7 @@ public final class Registration implements LocalBuffer {
 
     private final long id;
     private final MemorySegment segment;
+    private final boolean readOnly;
     private final byte[] accessKey;
     private final Arena ownedArena;
     private final List<String> transports;
@@ -48,6 +49,7 @@ public final class Registration implements LocalBuffer {
                         Map<String, LocalMemory> localMemory) {
         this.id = id;
         this.segment = segment;
+        this.readOnly = segment.isReadOnly();
         this.accessKey = accessKey.clone();
         this.ownedArena = ownedArena;
         this.transports = List.copyOf(transports);
@@ -77,6 +79,12 @@ public final class Registration implements LocalBuffer {
     @Override
     public MemorySegment segment() {
         return segment;
+    }
+
+    /** Registered from a read-only segment: remote writes are refused. */
+    @Override
+    public boolean readOnly() {
+        return readOnly;
     }
 
     byte[] accessKey() {

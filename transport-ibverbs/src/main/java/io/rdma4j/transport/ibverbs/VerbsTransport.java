@@ -4,6 +4,7 @@ import io.rdma4j.transport.ibverbs.device.DeviceChoice;
 import io.rdma4j.transport.ibverbs.device.DeviceOpening;
 import io.rdma4j.transport.ibverbs.device.VerbsDevice;
 import io.rdma4j.transport.ibverbs.ffi.Ibv;
+import io.rdma4j.transport.ibverbs.ffi.IbverbsException;
 import io.rdma4j.transport.ibverbs.ffi.MemoryRegion;
 import io.rdma4j.transport.ibverbs.liveness.HolderSweep;
 import io.rdma4j.transport.ibverbs.liveness.OwnerSweep;
@@ -19,6 +20,7 @@ import io.rdma4j.spi.BufferAccessException;
 import io.rdma4j.spi.Deadline;
 import io.rdma4j.spi.Endpoint;
 import io.rdma4j.spi.ErrorCode;
+import io.rdma4j.spi.LocalBuffer;
 import io.rdma4j.spi.LocalMemory;
 import io.rdma4j.spi.Registered;
 import io.rdma4j.spi.RemoteBufferRef;
@@ -46,7 +48,8 @@ import java.util.function.Function;
  * DeviceChoice}; one {@link VerbsDevice}, with its poller, each).
  *
  * <p><b>Memory.</b> {@link #register} creates a memory region on every device with local write,
- * remote read and remote write; its token context carries the address and size, and per device
+ * remote read and remote write (a read-only segment: remote read only, so the device refuses
+ * peers' writes); its token context carries the address and size, and per device
  * the device, GID, LID, port and rkey; the lkeys serve ops on memory inside it. {@link
  * #prepareLocal} creates local-write-only regions (one per device) for other caller memory. {@link
  * #release} deregisters: a peer's later access fails with a remote access error from the device.
@@ -61,14 +64,15 @@ import java.util.function.Function;
  * <p><b>What is checked, and where.</b> RDMA is one-sided: the owner's CPU does not see reads and
  * writes. The owner checks a token once, on its first use by this transport: incarnation, id and
  * access key, and that the token's range lies inside the registration (a control-plane round trip,
- * cached per token). After that only the device checks: the rkey, and the region's bounds. A
+ * cached per token; its answer also says whether the registration is read-only, and writes to a
+ * read-only one then fail before anything is posted). After that only the device checks: the rkey,
+ * the region's bounds and access (no remote write on a read-only registration's region). A
  * buffer released later has its region deregistered, so access through a cached token fails with
  * a remote access error ({@link TransportException.Kind#REMOTE_ACCESS}); an owner restarted on the
  * same endpoint has new regions and queue pairs, so stale queue pairs fail (retry exceeded).
  */
 public final class VerbsTransport implements Transport {
 
-    private static final int QP_ACCESS = QueuePairLifecycle.QP_ACCESS;
     private static final System.Logger LOG = System.getLogger(VerbsTransport.class.getName());
 
     /**
@@ -159,12 +163,18 @@ public final class VerbsTransport implements Transport {
 
     /**
      * A memory region per device, with local write, remote read and remote write; the token
-     * context names every one (device, GID, LID, port, rkey), with the address and size.
+     * context names every one (device, GID, LID, port, rkey), with the address and size. A
+     * read-only segment: see {@link RegionAccess}.
      */
     @Override
     public Registered register(long bufferId, MemorySegment segment) {
         requireOpen();
-        List<MemoryRegion> mrs = registerEverywhere(segment, QP_ACCESS);
+        List<MemoryRegion> mrs;
+        try {
+            mrs = registerEverywhere(segment, RegionAccess.of(segment));
+        } catch (IbverbsException e) {
+            return RegionAccess.declinedOrThrow(segment, e);
+        }
         registrations.put(bufferId, mrs);
         List<VerbsWire.RemoteMr> remote = new ArrayList<>(mrs.size());
         for (int i = 0; i < mrs.size(); i++) {
@@ -297,7 +307,7 @@ public final class VerbsTransport implements Transport {
             where[i] = new OpChunks.Lane(route == 0 ? first : holderSide.group(via[i].peers()), lane / routes.size());
             lanes[i] = holderSide.connection(where[i].group(), where[i].slot());
         }
-        CompletableFuture<Void> checked = tokenChecks.checked(op.remote(), r);
+        CompletableFuture<Void> checked = tokenChecks.checked(op, r);
         if (readyNow(checked, lanes)) {     // the usual case after an op to this peer and token: no stages
             OpChunks.enqueue(s, index, op, local, r, via, where, lanes, true);
             return null;
@@ -320,7 +330,7 @@ public final class VerbsTransport implements Transport {
         Route via = shared.via(lane);
         OpChunks.Lane where = shared.where(lane);
         CompletableFuture<VerbsConnection> connection = shared.connection(lane);
-        CompletableFuture<Void> checked = tokenChecks.checked(op.remote(), r);
+        CompletableFuture<Void> checked = tokenChecks.checked(op, r);
         if (checked.isDone() && !checked.isCompletedExceptionally() && connection.isDone() && !connection.isCompletedExceptionally()) {
             OpChunks.enqueueSmall(s, index, op, local, r, via, where, connection.join(), true);
             return null;
@@ -362,9 +372,9 @@ public final class VerbsTransport implements Transport {
         if (type == VerbsWire.CHECK) {
             VerbsWire.Check check = VerbsWire.Check.decode(b);
             try {
-                context.registrations().lookup(check.incarnation(), check.bufferId(), check.accessKey(), check.offset(),
-                        check.length());
-                return VerbsWire.answer(0, "");
+                LocalBuffer checked = context.registrations().lookup(check.incarnation(), check.bufferId(), check.accessKey(),
+                        check.offset(), check.length());
+                return VerbsWire.allowed(checked.readOnly());
             } catch (BufferAccessException e) {
                 return VerbsWire.answer(ErrorCode.of(e.reason()).wire(), e.getMessage());
             }

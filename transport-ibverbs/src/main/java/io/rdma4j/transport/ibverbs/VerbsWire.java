@@ -55,6 +55,8 @@ public final class VerbsWire {
         final long size;
         final List<RemoteMr> mrs;
         volatile CompletableFuture<Void> checked;
+        /** The owner's answer for writes: {@link #checked}, failing when the owner said the buffer is read-only. */
+        volatile CompletableFuture<Void> writesChecked;
 
         RemoteRegion(long address, long size, List<RemoteMr> mrs) {
             this.address = address;
@@ -288,6 +290,23 @@ public final class VerbsWire {
         b.put(VERSION).put(CHECK).put((byte) incarnation.length).put(incarnation).putLong(bufferId)
                 .put((byte) accessKey.length).put(accessKey).putLong(offset).putLong(length);
         return b.array();
+    }
+
+    /** The flags byte of an allowing answer to a check: the registration is read-only. */
+    static final byte CHECK_READ_ONLY = 1;
+
+    /**
+     * The answer to a check that allows the access: 0, then a flags byte ({@link #CHECK_READ_ONLY}
+     * for a read-only registration). A holder of an older rdma4j reads only the 0; an older
+     * owner sends the 0 alone (no flags: writable).
+     */
+    static byte[] allowed(boolean readOnly) {
+        return new byte[] {0, readOnly ? CHECK_READ_ONLY : 0};
+    }
+
+    /** Whether an allowing answer ({@link #allowed}) says the registration is read-only. */
+    static boolean allowsReadOnly(byte[] reply) {
+        return reply.length > 1 && (reply[1] & CHECK_READ_ONLY) != 0;
     }
 
     /** The answer to a check: 0 and no text when allowed, else an {@code ErrorCode} wire byte and the owner's text. */

@@ -10,6 +10,7 @@ import java.util.List;
 
 import static org.junit.jupiter.api.Assertions.assertAll;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -218,5 +219,18 @@ class VerbsWireTest {
                 () -> assertTrue(version.getMessage().contains("version 7 is not supported (this side speaks 2)"),
                         version.getMessage()),
                 () -> assertTrue(type.getMessage().contains("expected an ibverbs probe, got message type 1"), type.getMessage()));
+    }
+
+    @Test
+    void checkAnswer_saysReadOnly_andAnOlderOwnersBareZeroReadsAsWritable() {
+        byte[] readOnly = VerbsWire.allowed(true);
+        byte[] writable = VerbsWire.allowed(false);
+
+        assertAll(
+                () -> assertEquals(0, readOnly[0], "an older holder reads only the leading 0: allowed"),
+                () -> assertEquals(0, writable[0]),
+                () -> assertTrue(VerbsWire.allowsReadOnly(readOnly)),
+                () -> assertFalse(VerbsWire.allowsReadOnly(writable)),
+                () -> assertFalse(VerbsWire.allowsReadOnly(VerbsWire.answer(0, "")), "an older owner's answer"));
     }
 }

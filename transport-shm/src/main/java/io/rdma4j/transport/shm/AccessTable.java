@@ -85,6 +85,13 @@ public final class AccessTable implements AutoCloseable {
     static final long ROW_ENTRIES = 24;
     /** Set in the generation of a buffer whose memory may go away without a release (see the class comment). */
     public static final long WATCHED = 1L << 62;
+    /**
+     * Set in the generation of a read-only registration: holders must not write it. The owner
+     * writes it (holders map the slots read-only), and a holder's copy proceeds only while the
+     * generation it was granted, this bit included, is the slot's: what the holder's token
+     * claims does not matter.
+     */
+    public static final long READ_ONLY = 1L << 61;
     /** Bytes of one row: claimed, slot, generation, count of copies announced. */
     static final long ROW = 32;
     /**
@@ -211,25 +218,36 @@ public final class AccessTable implements AutoCloseable {
      * @return the slot and its generation, or empty when all {@link #SLOTS} slots are in use
      */
     public Optional<Slot> assign() {
-        return assign(false);
+        return assign(false, false);
+    }
+
+    /**
+     * Owner: as {@link #assign(boolean, boolean)} for a writable buffer.
+     *
+     * @param watched whether the buffer's memory may go away without a release
+     * @return the slot and its generation, or empty when all {@link #SLOTS} slots are in use
+     */
+    public Optional<Slot> assign(boolean watched) {
+        return assign(watched, false);
     }
 
     /**
      * Owner: gives a newly registered buffer a free slot and a generation never used before in
      * this table, and publishes it.
      *
-     * @param watched whether the buffer's memory may go away without a release: holders then wake
-     *                a dormant owner before they copy it ({@link #WATCHED})
+     * @param watched  whether the buffer's memory may go away without a release: holders then wake
+     *                 a dormant owner before they copy it ({@link #WATCHED})
+     * @param readOnly whether the registration is read-only: holders refuse writes ({@link #READ_ONLY})
      * @return the slot and its generation, or empty when all {@link #SLOTS} slots are in use
      */
-    public Optional<Slot> assign(boolean watched) {
+    public Optional<Slot> assign(boolean watched, boolean readOnly) {
         requireOwner();
         int slot = used.nextClearBit(0);
         if (slot >= SLOTS) {
             return Optional.empty();
         }
         used.set(slot);
-        long generation = nextGeneration++ | (watched ? WATCHED : 0);
+        long generation = nextGeneration++ | (watched ? WATCHED : 0) | (readOnly ? READ_ONLY : 0);
         LONG.setVolatile(slots, slotOffset(slot), generation);
         return Optional.of(new Slot(slot, generation));
     }
@@ -448,6 +466,15 @@ public final class AccessTable implements AutoCloseable {
          */
         public boolean watched() {
             return (generation & WATCHED) != 0;
+        }
+
+        /**
+         * Whether the owner registered the buffer read-only ({@link #READ_ONLY}).
+         *
+         * @return whether holders must refuse writes to it
+         */
+        public boolean readOnly() {
+            return (generation & READ_ONLY) != 0;
         }
 
         /**

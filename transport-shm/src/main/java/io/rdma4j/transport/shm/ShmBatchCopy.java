@@ -154,7 +154,7 @@ final class ShmBatchCopy {
                 continue;
             }
             if (moved < 0) {
-                throw ShmCopy.failure(read, ops.get(first).remote().bufferId(), peer, (int) -moved);
+                throw ShmCopy.failure(read, ops.get(first).remote().bufferId(), peer, (int) -moved, grant.slot().readOnly());
             }
             finishOneByOne(ops, first, last, moved, read, grant, peer, copier);
         }
@@ -259,7 +259,7 @@ final class ShmBatchCopy {
                         + e.getMessage(), e);
             }
             if (errno != 0) {
-                throw ShmCopy.failure(read, op.remote().bufferId(), peer, errno);
+                throw ShmCopy.failure(read, op.remote().bufferId(), peer, errno, grant.slot().readOnly());
             }
         }
     }

@@ -138,23 +138,33 @@ record ShmCopy(TransportOp op, MemorySegment mapped, ShmProtocol.Grant grant, Sh
             throw new TransportException(Kind.LOCAL_ACCESS, "shm: the local segment cannot be used: " + e.getMessage(), e);
         }
         if (errno != 0) {
-            throw failure(read, op.remote().bufferId(), peer, errno);
+            throw failure(read, op.remote().bufferId(), peer, errno, grant.slot().readOnly());
         }
     }
 
     /**
      * The failure of a {@code process_vm_readv}/{@code writev} on a buffer of {@code peer}, of the
      * kind TCP gives the same failure: the owner gone, the buffer's memory gone (withdrawn), or
-     * another refusal.
+     * another refusal. A write the kernel refused ({@code EFAULT}) into a buffer the owner
+     * published read-only fails as the owner's refusal of it would: the holder refuses such writes
+     * before any system call, so this is only the backstop ({@code PROT_READ} pages refuse the
+     * write even when that check was skipped).
+     *
+     * @param readOnly whether the owner published the buffer read-only ({@link AccessTable.Slot#readOnly()})
      */
-    static TransportException failure(boolean read, long bufferId, ShmPeer peer, int errno) {
+    static TransportException failure(boolean read, long bufferId, ShmPeer peer, int errno, boolean readOnly) {
         String call = (read ? "process_vm_readv" : "process_vm_writev") + " of buffer " + bufferId
                 + " at " + peer + ": " + Errno.describe(errno);
+        if (!read && errno == Errno.EFAULT && readOnly) {
+            return ErrorCode.READ_ONLY.toException(io.rdma4j.spi.BufferAccessException.readOnly(bufferId).getMessage()
+                    + " (" + call + ")");
+        }
         return switch (errno) {
             case Errno.ESRCH -> new TransportException(Kind.PEER_UNREACHABLE, "shm: the owner process has exited ("
                     + call + ")");
             case Errno.EFAULT -> new Withdrawn("shm: the buffer's memory is no longer mapped in the owner, closed "
-                    + "without release? (" + call + ")");
+                    + "without release?" + (read ? "" : " Or its pages are mapped read-only there, registered as writable "
+                    + "memory (register read-only memory as a read-only segment)") + " (" + call + ")");
             default -> new TransportException(Kind.REMOTE_FAILURE, "shm: " + call);
         };
     }

@@ -213,6 +213,9 @@ final class ShmHolder implements AutoCloseable {
         try {
             LocalBuffer buffer = registrations.lookup(HexFormat.of().parseHex(ref.incarnation()), ref.bufferId(),
                     ref.accessKey(), op.remoteOffset(), op.length());
+            if (op.type() == TransportOp.OpType.WRITE_FROM_LOCAL && buffer.readOnly()) {
+                throw BufferAccessException.readOnly(ref.bufferId());
+            }
             try (LocalBuffer.Pin pin = buffer.pin()) {
                 if (op.type() == TransportOp.OpType.READ_INTO_LOCAL) {
                     MemorySegment.copy(buffer.segment(), op.remoteOffset(), op.local(), 0, op.length());
@@ -244,6 +247,10 @@ final class ShmHolder implements AutoCloseable {
         ShmProtocol.Grant grant = attachment.grant();
         for (int i = from; i < to; i++) {
             TransportOp op = ops.get(i);
+            if (op.type() == TransportOp.OpType.WRITE_FROM_LOCAL && grant.slot().readOnly()) {
+                // the owner published the buffer read-only: refused whatever the token claims, before anything moves
+                throw ErrorCode.READ_ONLY.toException(BufferAccessException.readOnly(id).getMessage());
+            }
             if (op.remoteOffset() > grant.size() || op.length() > grant.size() - op.remoteOffset()) {
                 throw ErrorCode.OUT_OF_RANGE.toException("range of " + op.length() + " bytes at offset "
                         + op.remoteOffset() + " lies outside buffer " + id + " (" + grant.size() + " bytes)");

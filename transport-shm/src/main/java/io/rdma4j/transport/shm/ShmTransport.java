@@ -151,13 +151,17 @@ final class ShmTransport implements Transport {
 
     /**
      * Publishes {@code segment} in the access table. Any native segment qualifies; when the table
-     * is full the answer is "not applicable" and other transports carry the buffer.
+     * is full the answer is "not applicable" and other transports carry the buffer. A read-only
+     * segment is published read-only ({@link AccessTable#READ_ONLY}, which holders check before
+     * every write) and never handed over as a memory file (the holder would map it writable),
+     * even when it is a read-only view of an {@code allocate()}d buffer: holders reach it as other
+     * memory (cross-memory attach, or the staging copy, which refuses writes to it itself).
      */
     @Override
     public Registered register(long bufferId, MemorySegment segment) {
-        MemoryFile.Mapped file = fileHolding(segment);
+        MemoryFile.Mapped file = segment.isReadOnly() ? null : fileHolding(segment);     // a holder maps a file writable
         boolean allocation = isAllocation(file);
-        java.util.Optional<AccessTable.Slot> slot = table.assign(!allocation);
+        java.util.Optional<AccessTable.Slot> slot = table.assign(!allocation, segment.isReadOnly());
         if (slot.isEmpty()) {
             if (allocation) {
                 claimedFiles.remove(file);

@@ -133,6 +133,9 @@ final class StagingServer implements AutoCloseable {
         } catch (BufferAccessException e) {
             return refuse(reply, ErrorCode.of(e.reason()), slot, e.getMessage());
         }
+        if (kind == StagingProtocol.WRITE && buffer.readOnly()) {
+            return refuse(reply, ErrorCode.READ_ONLY, slot, BufferAccessException.readOnly(bufferId).getMessage());
+        }
         long size = buffer.byteSize();
         for (int i = 1; i < count; i++) {
             long offset = StagingProtocol.rangeOffset(request, i);

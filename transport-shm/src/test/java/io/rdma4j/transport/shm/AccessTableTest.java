@@ -64,6 +64,21 @@ class AccessTableTest {
     }
 
     @Test
+    void readOnlyAssignment_isPublishedInTheSlotsGeneration_soAHolderCopiesItOnlyAsReadOnly() throws IOException {
+        AccessTable.Slot readOnly = owner.assign(false, true).orElseThrow();
+        AccessTable.Slot writable = owner.assign(true, false).orElseThrow();
+        AccessTable view = holder(readOnly);
+        AccessTable.Slot claimedWritable = new AccessTable.Slot(readOnly.index(), readOnly.generation() & ~AccessTable.READ_ONLY);
+
+        assertTrue(readOnly.readOnly());
+        assertFalse(writable.readOnly());
+        assertTrue(writable.watched());
+        assertTrue(view.isCurrent(readOnly));
+        assertFalse(view.isCurrent(claimedWritable), "the owner's table names the buffer read-only, not what a holder claims");
+        assertEquals(AccessTable.RELEASED, view.enter(claimedWritable));
+    }
+
+    @Test
     void assign_givesDistinctSlotsAndGenerations() {
         Set<Integer> slots = new HashSet<>();
         Set<Long> generations = new HashSet<>();

@@ -26,15 +26,16 @@ import java.nio.charset.StandardCharsets;
  * ERROR  (0x13): u8 code | u16 text length | UTF-8 text (at most 4096 bytes)
  *
  * ERROR codes: those of io.rdma4j.spi.ErrorCode. 1 access denied (unknown, released or wrong key,
- *              never told apart), 2 stale token, 3 range outside the buffer, 4 owner memory unusable
- *              -> connection stays usable; 5 malformed request -> server closes it
+ *              never told apart), 2 stale token, 3 range outside the buffer, 4 owner memory unusable,
+ *              8 WRITE into a read-only buffer -> connection stays usable; 5 malformed request -> server closes it
  * </pre>
  *
  * Big-endian throughout. A request body is 56 bytes plus, for WRITE, the payload, so the body
  * length of a WRITE must be {@code 56 + length} and that of a READ exactly 56; a chunk is at most
  * {@link #MAX_CHUNK_BYTES}. A frame breaking any of these rules is malformed: the server answers
  * ERROR {@link #BAD_REQUEST} when it can and closes that connection. A request the server refuses
- * (unknown or released buffer, wrong key, range outside the buffer) gets ERROR with the reason and
+ * (unknown or released buffer, wrong key, range outside the buffer, a WRITE into a buffer its owner
+ * registered read-only, whatever the requester's token claims) gets ERROR with the reason and
  * leaves the connection usable: the server first consumes a refused WRITE's payload.
  */
 final class TcpProtocol {

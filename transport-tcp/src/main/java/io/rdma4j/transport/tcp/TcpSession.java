@@ -231,6 +231,11 @@ final class TcpSession {
             refuse(ErrorCode.of(refused.reason()).wire(), refused.getMessage());
             return;
         }
+        if (buffer.readOnly()) {        // a read-only registration: refused whatever the holder's token claims
+            drain(length);
+            refuse(ErrorCode.READ_ONLY.wire(), BufferAccessException.readOnly(bufferId).getMessage());
+            return;
+        }
         if (in.remaining() >= length) {
             serveBufferedWrite(buffer, bufferId, offset, length);
             return;

@@ -224,4 +224,38 @@ class TcpRemoteAccessTest {
             assertEquals(3, buffer.segment().get(java.lang.foreign.ValueLayout.JAVA_BYTE, 2));
         }
     }
+    /**
+     * On the wire, whatever a token claims: a WRITE into a read-only registration, right after a
+     * READ of it on the same connection (which the server then answers without a lookup), is
+     * refused with code 8, its payload consumed, no byte changed, and the connection serves on.
+     */
+    @ParameterizedTest
+    @ValueSource(ints = {3, 60_000})
+    void writeIntoAReadOnlyRegistration_isRefusedOnTheWire_andTheConnectionServesOn(int length) throws IOException {
+        MemorySegment mine = arena.allocate(SIZE, 8);
+        Patterns.fill(mine, 6);
+        RdmaRemoteBuffer readOnly = await(owner.register(mine.asReadOnly()));
+        byte[] key = TestTokens.accessKey(readOnly);
+        byte[] incarnation = TestTokens.incarnation(readOnly);
+        byte[] payload = new byte[length];
+        Arrays.fill(payload, (byte) 0x7e);
+        try (RawDataClient raw = new RawDataClient(TestTokens.dataEndpoint(readOnly))) {
+            raw.read(readOnly.id(), key, incarnation, 0, 4);
+            RawDataClient.Reply read = raw.reply();
+            raw.write(readOnly.id(), key, incarnation, 0, payload);
+            RawDataClient.Reply refused = raw.reply();
+            raw.write(buffer.id(), TestTokens.accessKey(buffer.remote()), TestTokens.incarnation(buffer.remote()), 0,
+                    new byte[]{1, 2, 3});
+            RawDataClient.Reply ok = raw.reply();
+
+            assertEquals(RawDataClient.DATA, read.type());
+            assertEquals(RawDataClient.ERROR, refused.type());
+            assertEquals(8, refused.code());
+            assertEquals("buffer " + readOnly.id() + " is read-only: its owner registered it without remote write access, "
+                    + "and refused the write (nothing was written)", refused.text());
+            assertEquals(-1, io.rdma4j.testing.DataPattern.mismatch(mine, 6), "no byte of the read-only buffer changed");
+            assertEquals(RawDataClient.OK, ok.type());
+            assertEquals(3, buffer.segment().get(java.lang.foreign.ValueLayout.JAVA_BYTE, 2));
+        }
+    }
 }

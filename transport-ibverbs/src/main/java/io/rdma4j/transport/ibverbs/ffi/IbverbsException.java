@@ -52,6 +52,16 @@ public final class IbverbsException extends RuntimeException {
     }
 
     /**
+     * Whether the call reported {@code EFAULT}: for {@code ibv_reg_mr}, memory the kernel would not
+     * pin as asked (e.g. {@code PROT_READ} pages on a kernel that pins every region for writing).
+     *
+     * @return {@code errno() == EFAULT}
+     */
+    public boolean badAddress() {
+        return errno == Errno.EFAULT;
+    }
+
+    /**
      * The errno value the call reported.
      *
      * @return the value, or 0 when the call reported none (e.g. a device name that does not exist)

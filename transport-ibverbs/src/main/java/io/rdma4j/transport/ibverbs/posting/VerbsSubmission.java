@@ -297,7 +297,8 @@ public final class VerbsSubmission {
                 + c.connection + ": " + error;
         if (status == Ibv.IBV_WC_REM_ACCESS_ERR) {
             return new TransportException(TransportException.Kind.REMOTE_ACCESS, what
-                    + "; the owner's memory region refused it (buffer released, or range outside it)");
+                    + "; the owner's memory region refused it (buffer released, range outside it, or a write into a "
+                    + "read-only buffer)");
         }
         if (status == Ibv.IBV_WC_RETRY_EXC_ERR
                 || (status == Ibv.IBV_WC_WR_FLUSH_ERR || status == -1) && c.connection != null && c.connection.peerGone()) {
