@@ -33,8 +33,8 @@ import scala.reflect.ClassTag$;
  * <p>Ownership: a map output is registered either as a private mapping of Spark's committed data
  * file ({@link RdmaShuffleConf.MapOutputs#MAPPED}: an arena of this class's, registered with
  * {@link RdmaManager#register}) or as a copy of it in memory from {@link RdmaManager#allocate(long)}
- * ({@link RdmaShuffleConf.MapOutputs#COPIED}); either is released by {@link #unregister(int)} and by
- * {@link #close()}, which also closes the manager. Staging buffers live in one shared arena
+ * ({@link RdmaShuffleConf.MapOutputs#COPIED}); either is released by a later publication of the same
+ * map id, by {@link #unregister(int)} and by {@link #close()}, which also closes the manager. Staging buffers live in one shared arena
  * closed by {@link #close()}.
  */
 final class ExecutorShuffleState implements AutoCloseable {
@@ -99,13 +99,15 @@ final class ExecutorShuffleState implements AutoCloseable {
 
     /**
      * A map output this process registered: its memory (a mapping of the data file, or a copy)
-     * and its token. {@link #close()} releases the registration, then frees the memory.
+     * and its token. {@link #close()} releases the registration, then frees the memory, once no
+     * reducer of this process reads the memory any more ({@link #hold()}).
      */
     static final class Output implements AutoCloseable {
         private final RdmaManager manager;
         private final MemorySegment segment;
         private final RdmaRemoteBuffer remote;
         private final AutoCloseable memory;
+        private final Holds holds = new Holds(this::free);
 
         private Output(RdmaManager manager, MemorySegment segment, RdmaRemoteBuffer remote, AutoCloseable memory) {
             this.manager = manager;
@@ -123,12 +125,26 @@ final class ExecutorShuffleState implements AutoCloseable {
             return remote;
         }
 
+        /** @see Holds#hold() (a local reader: the memory stays valid until its unhold, even if closed meanwhile) */
+        boolean hold() {
+            return holds.hold();
+        }
+
+        void unhold() throws Exception {
+            holds.unhold();
+        }
+
+        /** Releases the registration and frees the memory, exactly once: now, or when the last local reader's hold ends. */
+        @Override
+        public void close() throws Exception {
+            holds.close();
+        }
+
         /**
          * Releases the registration (waiting up to a minute, as {@link RdmaBuffer#close()} does),
          * then frees the memory: a mapping is unmapped only once no transport reads it any more.
          */
-        @Override
-        public void close() throws Exception {
+        private void free() throws Exception {
             if (memory instanceof RdmaBuffer buffer) {
                 buffer.close();
                 return;
@@ -187,9 +203,8 @@ final class ExecutorShuffleState implements AutoCloseable {
         }
         MapOutputToken output = new MapOutputToken(mapId, executorId, registered == null ? null
                 : registered.remote().toBytes(), offsets);
-        if (registered != null) {
-            owned.computeIfAbsent(shuffleId, id -> new ConcurrentHashMap<>()).put(mapId, registered);
-        }
+        Map<Long, Output> byMap = owned.computeIfAbsent(shuffleId, id -> new ConcurrentHashMap<>());
+        Output replaced = registered != null ? byMap.put(mapId, registered) : byMap.remove(mapId);
         tokens.computeIfAbsent(shuffleId, id -> new ConcurrentHashMap<>()).put(mapId, output);
         try {
             registry.get().ask(new RegistryMessages.Publish(shuffleId, output), classTag(Boolean.class))
@@ -204,6 +219,14 @@ final class ExecutorShuffleState implements AutoCloseable {
         } catch (RuntimeException e) {
             forget(shuffleId, mapId);
             throw e;
+        } finally {
+            if (replaced != null) {
+                // the same map id published again (a re-run map task with spark.shuffle.useOldFetchProtocol,
+                // where the map id is the map index): the older output's token dies here, after the new
+                // token left; its local readers keep it until they end (Output.hold), holders of its
+                // token meet a released buffer and ask the driver for the new one (BlockFetcher)
+                closeQuietly(shuffleId, replaced);
+            }
         }
         long t3 = System.nanoTime();
         published.increment();
@@ -310,6 +333,26 @@ final class ExecutorShuffleState implements AutoCloseable {
     }
 
     /**
+     * A map output this process wrote and registered, held for a local reader: its memory stays
+     * valid until the reader calls {@link Output#unhold()}, even if the output is replaced or
+     * unregistered meanwhile.
+     *
+     * @return the output, held, or null when this process has none under that map id
+     */
+    Output holdOwnedOutput(int shuffleId, long mapId) {
+        while (true) {
+            Output o = ownedOutput(shuffleId, mapId);
+            if (o == null || o.hold()) {
+                return o;
+            }
+            // freed between the lookup and the hold: a replacement is (or was) in the map
+            if (ownedOutput(shuffleId, mapId) == o) {
+                return null;
+            }
+        }
+    }
+
+    /**
      * The published output of a map task: from the cache, else asked from the driver (which
      * answers with every output of the shuffle, cached for the next tasks).
      *
@@ -333,6 +376,21 @@ final class ExecutorShuffleState implements AutoCloseable {
             }
         }
         return output;
+    }
+
+    /**
+     * After a read with a cached token failed: forgets that token (unless another replaced it in
+     * the cache meanwhile) and looks the map output up again, so a map output published anew
+     * under the same map id (its older buffer released) is read with its new token.
+     *
+     * @return the output the driver knows now (possibly the same token), or null when it knows none
+     */
+    MapOutputToken refreshToken(int shuffleId, long mapId, MapOutputToken failed) {
+        Map<Long, MapOutputToken> byMap = tokens.get(shuffleId);
+        if (byMap != null) {
+            byMap.remove(mapId, failed);
+        }
+        return token(shuffleId, mapId);
     }
 
     /**
