@@ -122,33 +122,38 @@ final class BlockFetcher {
         this.conf = state.conf();
         this.shuffleId = shuffleId;
         this.metrics = metrics;
-        Batch batch = null;
-        for (MapRead read : reads) {
-            if (read.length() == 0) {
-                continue;
+        try {
+            Batch batch = null;
+            for (MapRead read : reads) {
+                if (read.length() == 0) {
+                    continue;
+                }
+                ExecutorShuffleState.Output local = state.holdOwnedOutput(shuffleId, read.mapId());
+                if (local != null) {
+                    held.add(local);
+                    addBlocks(read, local.segment().asSlice(read.from(), read.length()), false);
+                    count("local", blocksIn(read), read.length());
+                    continue;
+                }
+                if (read.output().token() == null) {
+                    throw sneaky(fetchFailed(read, "the map output was published empty but holds "
+                            + read.length() + " B for partitions " + read.startPartition() + ".." + read.endPartition(), null));
+                }
+                if (batch == null || batch.reads.size() >= conf.maxOpsPerAction()
+                        || (batch.bytes + read.length() > conf.fetchBufferSize() && !batch.reads.isEmpty())) {
+                    batch = new Batch();
+                    planned.add(batch);
+                }
+                batch.reads.add(read);
+                batch.bytes += read.length();
             }
-            ExecutorShuffleState.Output local = state.holdOwnedOutput(shuffleId, read.mapId());
-            if (local != null) {
-                held.add(local);
-                addBlocks(read, local.segment().asSlice(read.from(), read.length()), false);
-                count("local", blocksIn(read), read.length());
-                continue;
+            if (!planned.isEmpty()) {
+                next = planned.poll();
+                next.start();
             }
-            if (read.output().token() == null) {
-                throw sneaky(fetchFailed(read, "the map output was published empty but holds "
-                        + read.length() + " B for partitions " + read.startPartition() + ".." + read.endPartition(), null));
-            }
-            if (batch == null || batch.reads.size() >= conf.maxOpsPerAction()
-                    || (batch.bytes + read.length() > conf.fetchBufferSize() && !batch.reads.isEmpty())) {
-                batch = new Batch();
-                planned.add(batch);
-            }
-            batch.reads.add(read);
-            batch.bytes += read.length();
-        }
-        if (!planned.isEmpty()) {
-            next = planned.poll();
-            next.start();
+        } catch (Throwable e) {     // a fetch failure (thrown unchecked) included
+            free();                 // the held local outputs and a started action: the task never gets this fetcher
+            throw sneaky(e);
         }
     }
 
