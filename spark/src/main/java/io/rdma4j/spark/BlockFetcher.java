@@ -36,7 +36,10 @@ import org.apache.spark.storage.ShuffleBlockId;
  *
  * <p>Failures: an action that fails (or misses its deadline) is followed by one read per map
  * output of the action, to name the output that cannot be read; the task then fails with Spark's
- * {@link FetchFailedException} for that map output, so the scheduler recomputes it. When every
+ * {@link FetchFailedException} for that map output, so the scheduler recomputes it; before that, a
+ * read that failed asks the driver again for its map output's token, and reads the new token
+ * once if the output was published anew (same map id, same bytes in the range: a re-run map task
+ * with {@code spark.shuffle.useOldFetchProtocol}, whose older buffer its owner released). When every
  * one of those reads succeeds, their bytes are used. A map output whose token the driver does not
  * know, or whose token does not cover the partitions, fails the same way before anything is
  * read. Bytes are never handed out from an action that did not complete.
@@ -104,6 +107,8 @@ final class BlockFetcher {
     private final Deque<Block> ready = new ArrayDeque<>();
     private final Deque<Batch> planned = new ArrayDeque<>();
     private final Map<String, long[]> routes = new HashMap<>();
+    /** This process's own map outputs read in place, held until {@link #free()}. */
+    private final List<OwnedOutput> held = new ArrayList<>();
     private Batch current;
     private Batch next;
     private boolean freed;
@@ -117,32 +122,38 @@ final class BlockFetcher {
         this.conf = state.conf();
         this.shuffleId = shuffleId;
         this.metrics = metrics;
-        Batch batch = null;
-        for (MapRead read : reads) {
-            if (read.length() == 0) {
-                continue;
+        try {
+            Batch batch = null;
+            for (MapRead read : reads) {
+                if (read.length() == 0) {
+                    continue;
+                }
+                OwnedOutput local = state.holdOwnedOutput(shuffleId, read.mapId());
+                if (local != null) {
+                    held.add(local);
+                    addBlocks(read, local.segment().asSlice(read.from(), read.length()), false);
+                    count("local", blocksIn(read), read.length());
+                    continue;
+                }
+                if (read.output().token() == null) {
+                    throw sneaky(fetchFailed(read, "the map output was published empty but holds "
+                            + read.length() + " B for partitions " + read.startPartition() + ".." + read.endPartition(), null));
+                }
+                if (batch == null || batch.reads.size() >= conf.maxOpsPerAction()
+                        || (batch.bytes + read.length() > conf.fetchBufferSize() && !batch.reads.isEmpty())) {
+                    batch = new Batch();
+                    planned.add(batch);
+                }
+                batch.reads.add(read);
+                batch.bytes += read.length();
             }
-            ExecutorShuffleState.Output local = state.ownedOutput(shuffleId, read.mapId());
-            if (local != null) {
-                addBlocks(read, local.segment().asSlice(read.from(), read.length()), false);
-                count("local", blocksIn(read), read.length());
-                continue;
+            if (!planned.isEmpty()) {
+                next = planned.poll();
+                next.start();
             }
-            if (read.output().token() == null) {
-                throw sneaky(fetchFailed(read, "the map output was published empty but holds "
-                        + read.length() + " B for partitions " + read.startPartition() + ".." + read.endPartition(), null));
-            }
-            if (batch == null || batch.reads.size() >= conf.maxOpsPerAction()
-                    || (batch.bytes + read.length() > conf.fetchBufferSize() && !batch.reads.isEmpty())) {
-                batch = new Batch();
-                planned.add(batch);
-            }
-            batch.reads.add(read);
-            batch.bytes += read.length();
-        }
-        if (!planned.isEmpty()) {
-            next = planned.poll();
-            next.start();
+        } catch (Throwable e) {     // a fetch failure (thrown unchecked) included
+            free();                 // the held local outputs and a started action: the task never gets this fetcher
+            throw sneaky(e);
         }
     }
 
@@ -200,30 +211,62 @@ final class BlockFetcher {
         }
     }
 
-    /** Reads each map output of a failed action on its own; the first that fails is the fetch failure. */
+    /**
+     * Reads each map output of a failed action on its own; the first that fails is the fetch
+     * failure, unless the driver now has another token for that map output (published anew under
+     * the same map id, the older buffer released) covering the same bytes: then that one is read.
+     */
     private RdmaResult retryOneByOne(Batch batch, Throwable batchFailure) {
         List<String> transports = new ArrayList<>();
         long at = 0;
-        for (MapRead read : batch.reads) {
-            CompletableFuture<RdmaResult> single = state.manager().newAction()
-                    .readInto(remote(read), batch.memory.asSlice(at, read.length()))
-                    .submitForResult(conf.fetchTimeout());
-            batch.future = single;
-            try {
-                RdmaResult r = single.get(conf.fetchTimeout().toMillis() + 5_000, TimeUnit.MILLISECONDS);
-                r.transports().stream().filter(t -> !transports.contains(t)).forEach(transports::add);
-            } catch (InterruptedException e) {
-                single.cancel(true);
-                Thread.currentThread().interrupt();
-                throw new IllegalStateException("interrupted while fetching shuffle " + shuffleId + " blocks", e);
-            } catch (ExecutionException | TimeoutException | CancellationException e) {
-                single.cancel(true);
-                Throwable cause = e instanceof ExecutionException ? e.getCause() : e;
-                throw sneaky(fetchFailed(read, "rdma4j read of " + read.length() + " B failed: " + cause, cause));
+        for (int i = 0; i < batch.reads.size(); i++) {
+            MapRead read = batch.reads.get(i);
+            MemorySegment into = batch.memory.asSlice(at, read.length());
+            Throwable failure = readAlone(batch, read, into, transports);
+            if (failure != null) {
+                MapOutputToken fresh;
+                try {
+                    fresh = state.refreshToken(shuffleId, read.mapId(), read.output());
+                } catch (RuntimeException e) {       // the driver did not answer: the read's failure stands
+                    failure.addSuppressed(e);
+                    fresh = null;
+                }
+                if (fresh != null && fresh.token() != null && !java.util.Arrays.equals(fresh.token(), read.output().token())
+                        && fresh.numPartitions() >= read.endPartition()) {
+                    MapRead renewed = new MapRead(read.address(), read.mapId(), read.mapIndex(), fresh,
+                            read.startPartition(), read.endPartition());
+                    if (renewed.length() == read.length() && readAlone(batch, renewed, into, transports) == null) {
+                        batch.reads.set(i, renewed);
+                        failure = null;
+                    }
+                }
+            }
+            if (failure != null) {
+                throw sneaky(fetchFailed(read, "rdma4j read of " + read.length() + " B failed: " + failure, failure));
             }
             at += read.length();
         }
         return new RdmaResult(transports, batch.reads.size(), batch.bytes, java.time.Duration.ZERO);
+    }
+
+    /** @return null when the read landed in {@code into}, else why it failed */
+    private Throwable readAlone(Batch batch, MapRead read, MemorySegment into, List<String> transports) {
+        CompletableFuture<RdmaResult> single = state.manager().newAction()
+                .readInto(remote(read), into)
+                .submitForResult(conf.fetchTimeout());
+        batch.future = single;
+        try {
+            RdmaResult r = single.get(conf.fetchTimeout().toMillis() + 5_000, TimeUnit.MILLISECONDS);
+            r.transports().stream().filter(t -> !transports.contains(t)).forEach(transports::add);
+            return null;
+        } catch (InterruptedException e) {
+            single.cancel(true);
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted while fetching shuffle " + shuffleId + " blocks", e);
+        } catch (ExecutionException | TimeoutException | CancellationException e) {
+            single.cancel(true);
+            return e instanceof ExecutionException ? e.getCause() : e;
+        }
     }
 
     private void addBlocks(MapRead read, MemorySegment bytes, boolean remote) {
@@ -287,6 +330,15 @@ final class BlockFetcher {
             next.free();
         }
         planned.clear();
+        for (OwnedOutput output : held) {
+            try {
+                output.unhold();
+            } catch (Exception e) {
+                System.getLogger(BlockFetcher.class.getName()).log(System.Logger.Level.WARNING,
+                        "releasing a replaced map output of shuffle " + shuffleId + " failed (its memory is freed anyway)", e);
+            }
+        }
+        held.clear();
     }
 
     @SuppressWarnings("unchecked")

@@ -33,8 +33,8 @@ import scala.reflect.ClassTag$;
  * <p>Ownership: a map output is registered either as a private mapping of Spark's committed data
  * file ({@link RdmaShuffleConf.MapOutputs#MAPPED}: an arena of this class's, registered with
  * {@link RdmaManager#register}) or as a copy of it in memory from {@link RdmaManager#allocate(long)}
- * ({@link RdmaShuffleConf.MapOutputs#COPIED}); either is released by {@link #unregister(int)} and by
- * {@link #close()}, which also closes the manager. Staging buffers live in one shared arena
+ * ({@link RdmaShuffleConf.MapOutputs#COPIED}); either is released by a later publication of the same
+ * map id, by {@link #unregister(int)} and by {@link #close()}, which also closes the manager. Staging buffers live in one shared arena
  * closed by {@link #close()}.
  */
 final class ExecutorShuffleState implements AutoCloseable {
@@ -49,7 +49,7 @@ final class ExecutorShuffleState implements AutoCloseable {
     private final String executorId;
     private final IndexShuffleBlockResolver resolver;
     private final Supplier<RpcEndpointRef> registry;
-    private final Map<Integer, Map<Long, Output>> owned = new ConcurrentHashMap<>();
+    private final Map<Integer, Map<Long, OwnedOutput>> owned = new ConcurrentHashMap<>();
     private final Map<Integer, Map<Long, MapOutputToken>> tokens = new ConcurrentHashMap<>();
     private final ConcurrentLinkedDeque<MemorySegment> staging = new ConcurrentLinkedDeque<>();
     private final Arena stagingArena = Arena.ofShared();
@@ -100,50 +100,6 @@ final class ExecutorShuffleState implements AutoCloseable {
     }
 
     /**
-     * A map output this process registered: its memory (a mapping of the data file, or a copy)
-     * and its token. {@link #close()} releases the registration, then frees the memory.
-     */
-    static final class Output implements AutoCloseable {
-        private final RdmaManager manager;
-        private final MemorySegment segment;
-        private final RdmaRemoteBuffer remote;
-        private final AutoCloseable memory;
-
-        private Output(RdmaManager manager, MemorySegment segment, RdmaRemoteBuffer remote, AutoCloseable memory) {
-            this.manager = manager;
-            this.segment = segment;
-            this.remote = remote;
-            this.memory = memory;
-        }
-
-        /** @return the map output's bytes (offset 0 is the data file's first byte) */
-        MemorySegment segment() {
-            return segment;
-        }
-
-        RdmaRemoteBuffer remote() {
-            return remote;
-        }
-
-        /**
-         * Releases the registration (waiting up to a minute, as {@link RdmaBuffer#close()} does),
-         * then frees the memory: a mapping is unmapped only once no transport reads it any more.
-         */
-        @Override
-        public void close() throws Exception {
-            if (memory instanceof RdmaBuffer buffer) {
-                buffer.close();
-                return;
-            }
-            try {
-                await(manager.release(remote), "release buffer " + remote.id());
-            } finally {
-                memory.close();
-            }
-        }
-    }
-
-    /**
      * Registers a committed map output and publishes its token to the driver, without waiting for
      * the driver's answer.
      *
@@ -164,7 +120,7 @@ final class ExecutorShuffleState implements AutoCloseable {
     void publish(int shuffleId, long mapId, long[] lengths) throws IOException {
         long[] offsets = MapOutputToken.offsetsOf(lengths);
         long total = offsets[lengths.length];
-        Output registered = null;
+        OwnedOutput registered = null;
         long t0 = System.nanoTime();
         long t1 = t0;
         long t2 = t0;
@@ -183,15 +139,14 @@ final class ExecutorShuffleState implements AutoCloseable {
                     buffer.close();
                     throw e;
                 }
-                registered = new Output(manager(), buffer.segment(), buffer.remote(), buffer);
+                registered = new OwnedOutput(manager(), buffer.segment(), buffer.remote(), buffer);
                 t2 = System.nanoTime();
             }
         }
         MapOutputToken output = new MapOutputToken(mapId, executorId, registered == null ? null
                 : registered.remote().toBytes(), offsets);
-        if (registered != null) {
-            owned.computeIfAbsent(shuffleId, id -> new ConcurrentHashMap<>()).put(mapId, registered);
-        }
+        Map<Long, OwnedOutput> byMap = owned.computeIfAbsent(shuffleId, id -> new ConcurrentHashMap<>());
+        OwnedOutput replaced = registered != null ? byMap.put(mapId, registered) : byMap.remove(mapId);
         tokens.computeIfAbsent(shuffleId, id -> new ConcurrentHashMap<>()).put(mapId, output);
         try {
             registry.get().ask(new RegistryMessages.Publish(shuffleId, output), classTag(Boolean.class))
@@ -206,6 +161,14 @@ final class ExecutorShuffleState implements AutoCloseable {
         } catch (RuntimeException e) {
             forget(shuffleId, mapId);
             throw e;
+        } finally {
+            if (replaced != null) {
+                // the same map id published again (a re-run map task with spark.shuffle.useOldFetchProtocol,
+                // where the map id is the map index): the older output's token dies here, after the new
+                // token left; its local readers keep it until they end (OwnedOutput.hold), holders of its
+                // token meet a released buffer and ask the driver for the new one (BlockFetcher)
+                closeQuietly(shuffleId, replaced);
+            }
         }
         long t3 = System.nanoTime();
         published.increment();
@@ -226,8 +189,8 @@ final class ExecutorShuffleState implements AutoCloseable {
         if (byMapToken != null) {
             byMapToken.remove(mapId);
         }
-        Map<Long, Output> byMap = owned.get(shuffleId);
-        Output o = byMap == null ? null : byMap.remove(mapId);
+        Map<Long, OwnedOutput> byMap = owned.get(shuffleId);
+        OwnedOutput o = byMap == null ? null : byMap.remove(mapId);
         if (o != null) {
             closeQuietly(shuffleId, o);
         }
@@ -251,9 +214,9 @@ final class ExecutorShuffleState implements AutoCloseable {
      * truncating the file would make the lost pages unreadable: reads by peers then fail (a fetch
      * failure), a read in this process throws {@link InternalError}.
      */
-    private Output map(File file, long total) throws IOException {
+    private OwnedOutput map(File file, long total) throws IOException {
         if (!privateMappings) {
-            Output shared = map(file, total, FileChannel.MapMode.READ_ONLY);
+            OwnedOutput shared = map(file, total, FileChannel.MapMode.READ_ONLY);
             if (shared.remote().transports().containsAll(manager().transports())) {
                 return shared;
             }
@@ -268,7 +231,7 @@ final class ExecutorShuffleState implements AutoCloseable {
     }
 
     /** {@link #map(File, long)} with a mapping of {@code mode}, viewed read-only and registered so. */
-    private Output map(File file, long total, FileChannel.MapMode mode) throws IOException {
+    private OwnedOutput map(File file, long total, FileChannel.MapMode mode) throws IOException {
         Arena arena = Arena.ofShared();
         try {
             MemorySegment segment;
@@ -282,7 +245,7 @@ final class ExecutorShuffleState implements AutoCloseable {
                 segment = channel.map(mode, 0, total, arena).asReadOnly();     // a read-only registration
             }
             RdmaRemoteBuffer remote = await(manager().register(segment), "register " + total + " B of " + file);
-            return new Output(manager(), segment, remote, arena);
+            return new OwnedOutput(manager(), segment, remote, arena);
         } catch (IOException | RuntimeException e) {
             arena.close();
             throw e;
@@ -320,26 +283,46 @@ final class ExecutorShuffleState implements AutoCloseable {
 
     /** @return how many buffers this process holds for the shuffle */
     int ownedCount(int shuffleId) {
-        Map<Long, Output> byMap = owned.get(shuffleId);
+        Map<Long, OwnedOutput> byMap = owned.get(shuffleId);
         return byMap == null ? 0 : byMap.size();
     }
 
     /** @return how many of this process's buffers of the shuffle are file mappings */
     int mappedCount(int shuffleId) {
-        Map<Long, Output> byMap = owned.get(shuffleId);
+        Map<Long, OwnedOutput> byMap = owned.get(shuffleId);
         return byMap == null ? 0 : (int) byMap.values().stream().filter(b -> b.segment().isMapped()).count();
     }
 
     /** @return how many of this process's buffers of the shuffle are registered read-only */
     int readOnlyCount(int shuffleId) {
-        Map<Long, Output> byMap = owned.get(shuffleId);
+        Map<Long, OwnedOutput> byMap = owned.get(shuffleId);
         return byMap == null ? 0 : (int) byMap.values().stream().filter(b -> b.remote().isReadOnly()).count();
     }
 
     /** @return a map output this process wrote and registered, or null */
-    Output ownedOutput(int shuffleId, long mapId) {
-        Map<Long, Output> byMap = owned.get(shuffleId);
+    OwnedOutput ownedOutput(int shuffleId, long mapId) {
+        Map<Long, OwnedOutput> byMap = owned.get(shuffleId);
         return byMap == null ? null : byMap.get(mapId);
+    }
+
+    /**
+     * A map output this process wrote and registered, held for a local reader: its memory stays
+     * valid until the reader calls {@link OwnedOutput#unhold()}, even if the output is replaced or
+     * unregistered meanwhile.
+     *
+     * @return the output, held, or null when this process has none under that map id
+     */
+    OwnedOutput holdOwnedOutput(int shuffleId, long mapId) {
+        while (true) {
+            OwnedOutput o = ownedOutput(shuffleId, mapId);
+            if (o == null || o.hold()) {
+                return o;
+            }
+            // freed between the lookup and the hold: a replacement is (or was) in the map
+            if (ownedOutput(shuffleId, mapId) == o) {
+                return null;
+            }
+        }
     }
 
     /**
@@ -366,6 +349,21 @@ final class ExecutorShuffleState implements AutoCloseable {
             }
         }
         return output;
+    }
+
+    /**
+     * After a read with a cached token failed: forgets that token (unless another replaced it in
+     * the cache meanwhile) and looks the map output up again, so a map output published anew
+     * under the same map id (its older buffer released) is read with its new token.
+     *
+     * @return the output the driver knows now (possibly the same token), or null when it knows none
+     */
+    MapOutputToken refreshToken(int shuffleId, long mapId, MapOutputToken failed) {
+        Map<Long, MapOutputToken> byMap = tokens.get(shuffleId);
+        if (byMap != null) {
+            byMap.remove(mapId, failed);
+        }
+        return token(shuffleId, mapId);
     }
 
     /**
@@ -409,19 +407,19 @@ final class ExecutorShuffleState implements AutoCloseable {
      */
     int unregister(int shuffleId) {
         tokens.remove(shuffleId);
-        Map<Long, Output> byMap = owned.remove(shuffleId);
+        Map<Long, OwnedOutput> byMap = owned.remove(shuffleId);
         if (byMap == null) {
             return 0;
         }
         int released = 0;
-        for (Output output : byMap.values()) {
+        for (OwnedOutput output : byMap.values()) {
             closeQuietly(shuffleId, output);
             released++;
         }
         return released;
     }
 
-    private static void closeQuietly(int shuffleId, Output output) {
+    private static void closeQuietly(int shuffleId, OwnedOutput output) {
         try {
             output.close();
         } catch (Exception e) {

@@ -21,11 +21,16 @@
  *
  * <p><b>Executor, map side</b>
  * <ul>
- *   <li>{@link io.rdma4j.spark.RdmaShuffleWriter}: Spark's own sort-based writer, then the copy
- *       of the committed output into rdma4j memory and the publication of its token.</li>
+ *   <li>{@link io.rdma4j.spark.RdmaShuffleWriter}: Spark's own sort-based writer, then the
+ *       registration of the committed output and the publication of its token.</li>
  *   <li>{@link io.rdma4j.spark.ExecutorShuffleState}: what one process keeps: its
  *       {@code RdmaManager}, the buffers of its map outputs, the tokens it looked up, the reused
  *       staging buffers (used by the reduce side too).</li>
+ *   <li>{@link io.rdma4j.spark.OwnedOutput}: one map output this process registered (a
+ *       read-only mapping of the data file, or a copy) and its token; released once, when no local
+ *       reader holds it.</li>
+ *   <li>{@link io.rdma4j.spark.Holds}: the count of local readers that keeps an output's memory
+ *       valid until the last one ends.</li>
  *   <li>{@link io.rdma4j.spark.MapOutputToken}: what a reducer needs to read one map output:
  *       the buffer's token and each partition's offsets.</li>
  * </ul>

@@ -33,6 +33,8 @@ class BlockFetcherTest {
     private RdmaManager owner;
     private ExecutorShuffleState reader;
     private final List<RdmaBuffer> buffers = new ArrayList<>();
+    /** Knows every map output's token, as the driver would (a failed read asks it again). */
+    private final DriverRegistryRef driver = new DriverRegistryRef();
 
     @BeforeEach
     void start() {
@@ -40,9 +42,7 @@ class BlockFetcherTest {
         SparkConf conf = new SparkConf(false)
                 .set("spark.rdma4j.shuffle.fetchBufferSize", "4k")
                 .set("spark.rdma4j.shuffle.maxOpsPerAction", "2");
-        reader = new ExecutorShuffleState(new RdmaShuffleConf(conf), "reader", null, () -> {
-            throw new AssertionError("the fetcher never talks to the driver");
-        });
+        reader = new ExecutorShuffleState(new RdmaShuffleConf(conf), "reader", null, () -> driver);
     }
 
     @AfterEach
@@ -64,6 +64,7 @@ class BlockFetcherTest {
             }
         }
         MapOutputToken output = new MapOutputToken(mapId, "owner", buffer.remote().toBytes(), offsets);
+        driver.registry.publish(SHUFFLE, output);
         return new BlockFetcher.MapRead(BlockManagerId.apply("owner", "localhost", 1, scala.Option.empty()),
                 mapId, (int) mapId, output, start, end);
     }

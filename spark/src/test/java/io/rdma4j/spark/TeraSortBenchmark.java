@@ -50,7 +50,8 @@ class TeraSortBenchmark {
     record Run(String mode, long jobMillis, long mapStageMillis, long reduceStageMillis, long fetchWaitMillis,
                long readBytes, long remoteBytes, long writeMillis, long executorCpuMillis,
                long executorProcessCpuMillis, long checksum, Tasks mapTasks, Tasks reduceTasks,
-               String loadBefore, String loadAfter, String threadCpu, Publication publication) {
+               String loadBefore, String loadAfter, String threadCpu, Publication publication,
+               long contextMillis, long warmupMillis, String timeline) {
     }
 
     /**
@@ -140,6 +141,8 @@ class TeraSortBenchmark {
             System.out.printf("BENCH median %-36s publication: allocate %d ms, copy %d ms, ask %d ms (summed over map outputs)%n",
                     mode, median(mine, r -> r.publication().allocateMillis()), median(mine, r -> r.publication().copyMillis()),
                     median(mine, r -> r.publication().askMillis()));
+            System.out.printf("BENCH median %-36s context start %d ms, warm-up job (executors' start included) %d ms%n",
+                    mode, median(mine, Run::contextMillis), median(mine, Run::warmupMillis));
         }
         long checksum = all.get(0).checksum();
         for (Run r : all) {
@@ -238,7 +241,10 @@ class TeraSortBenchmark {
                 .set("spark.serializer", "org.apache.spark.serializer.KryoSerializer");
         SparkTestConf.applyTo(conf);
         // the benchmark's executors run with the default JIT and GC, not the tests' C1 + serial GC
-        conf.set("spark.executor.extraJavaOptions", "--enable-native-access=ALL-UNNAMED");
+        String jfr = setting("bench.jfr", "BENCH_JFR", "");
+        conf.set("spark.executor.extraJavaOptions", "--enable-native-access=ALL-UNNAMED" + (jfr.isEmpty() ? ""
+                : " -XX:StartFlightRecording=settings=profile,dumponexit=true,filename=" + jfr + "/"
+                + mode.replaceAll("[^a-z0-9]+", "-") + "-" + System.currentTimeMillis() + "-%p.jfr"));
         if (!mode.startsWith("rdma4j")) {
             conf.remove("spark.shuffle.manager");
         }
@@ -257,10 +263,15 @@ class TeraSortBenchmark {
         AtomicLong reduceStage = new AtomicLong();
         TaskSums mapTasks = new TaskSums();
         TaskSums reduceTasks = new TaskSums();
+        TaskTimeline timeline = new TaskTimeline();
+        long contextStart = System.nanoTime();
         try (JavaSparkContext sc = new JavaSparkContext(conf)) {
+            long contextMillis = (System.nanoTime() - contextStart) / 1_000_000;
             // warm-up: both executors up and the code paths loaded before the clock starts
+            long warmupStart = System.nanoTime();
             sc.parallelize(Arrays.asList(1, 2, 3, 4, 5, 6, 7, 8), 8).mapToPair(x -> new Tuple2<>(x, x))
                     .reduceByKey(Integer::sum, 2).count();
+            long warmupMillis = (System.nanoTime() - warmupStart) / 1_000_000;
             sc.sc().listenerBus().waitUntilEmpty();
             sc.sc().addSparkListener(new SparkListener() {
                 @Override
@@ -299,6 +310,8 @@ class TeraSortBenchmark {
             Map<String, Long> threadsBefore = executorThreadCpuMillis(sc);
             long[] publishBefore = executorPublishTimes(sc);
             String loadBefore = load();
+            sc.sc().listenerBus().waitUntilEmpty();
+            sc.sc().addSparkListener(timeline);
             long start = System.nanoTime();
             JavaPairRDD<Long, byte[]> input = sc.parallelize(Arrays.asList(0, 1, 2, 3, 4, 5, 6, 7), MAPS)
                     .flatMapToPair(seed -> {
@@ -313,6 +326,8 @@ class TeraSortBenchmark {
                     });
             List<long[]> parts = JOB.equals("groupby") ? groupBy(input, records) : sort(input);
             long jobMillis = (System.nanoTime() - start) / 1_000_000;
+            sc.sc().listenerBus().waitUntilEmpty();
+            sc.sc().removeSparkListener(timeline);
             long processCpu = executorProcessCpuMillis(sc) - cpuBefore;
             String threadCpu = threadCpuDelta(threadsBefore, executorThreadCpuMillis(sc));
             long[] publishAfter = executorPublishTimes(sc);
@@ -331,7 +346,8 @@ class TeraSortBenchmark {
             assertEquals(perMap * MAPS, count);
             return new Run(mode, jobMillis, mapStage.get(), reduceStage.get(), fetchWait.get(), readBytes.get(), remoteBytes.get(),
                     writeNanos.get() / 1_000_000, cpuNanos.get() / 1_000_000, processCpu, checksum,
-                    mapTasks.get(), reduceTasks.get(), loadBefore, loadAfter, threadCpu, publication);
+                    mapTasks.get(), reduceTasks.get(), loadBefore, loadAfter, threadCpu, publication,
+                    contextMillis, warmupMillis, timeline.summary(2));
         }
     }
 
