@@ -13,6 +13,7 @@
  *   <li>{@code VerbsTransport}: one manager's transport: registrations (memory regions on every
  *       device), routes to an owner's devices, submit, the control-channel server, close.</li>
  *   <li>{@code TokenChecks}: the owner's check of a token before its first op, once per token;</li>
+ *   <li>{@code RegionAccess}: the access a registration's memory regions get (read-only: remote read only).</li>
  *   <li>{@code OpChunks}: how submit cuts one op into chunks (one work request each) over the lanes
  *       of its stripes, and queues or gathers them; {@code ActionLanes}: the lanes an action's
  *       small ops share, looked up once per action and peer.</li>
