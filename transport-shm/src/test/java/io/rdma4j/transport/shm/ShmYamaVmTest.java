@@ -16,8 +16,6 @@ import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.FutureTask;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -69,9 +67,10 @@ class ShmYamaVmTest {
     void scope_defaults_routesAndWhatTheKernelLetsASiblingDo(String scope, String registeredRoute, String registeredPath,
                                                              int peek) throws Exception {
         Files.writeString(SCOPE, scope);
-        FutureTask<PeerJvm> holderStart = holderStarting();
-        ShmPeerProcess owner = startOwner(holderStart, "size=65536", "memory=register", "transports=shm,tcp");
-        try (owner; PeerJvm holder = started(holderStart)) {
+        try (ShmPeerProcess owner = ShmPeerProcess.startAs(NOBODY, classPath, SAFETY, "size=65536", "memory=register",
+                "transports=shm,tcp");
+             PeerJvm holder = PeerJvm.start(NOBODY, classPath, ShmHolderMain.class,
+                     List.of("--enable-native-access=ALL-UNNAMED"), SAFETY)) {
             assertEquals("READY", holder.greeting());
             Outcome o = outcome(owner, holder);
             System.out.println("ShmYamaVmTest: ptrace_scope " + scope + ", defaults: " + o);
@@ -90,10 +89,10 @@ class ShmYamaVmTest {
     @Test
     void scope1_allowAnyPtracer_loosens_andWarns() throws Exception {
         Files.writeString(SCOPE, "1");
-        FutureTask<PeerJvm> holderStart = holderStarting();
-        ShmPeerProcess owner = startOwner(holderStart, "size=65536", "memory=register", "transports=shm,tcp",
-                "rdma.shm.allowAnyPtracer=true");
-        try (owner; PeerJvm holder = started(holderStart)) {
+        try (ShmPeerProcess owner = ShmPeerProcess.startAs(NOBODY, classPath, SAFETY, "size=65536", "memory=register",
+                "transports=shm,tcp", "rdma.shm.allowAnyPtracer=true");
+             PeerJvm holder = PeerJvm.start(NOBODY, classPath, ShmHolderMain.class,
+                     List.of("--enable-native-access=ALL-UNNAMED"), SAFETY)) {
             Outcome o = outcome(owner, holder);
             System.out.println("ShmYamaVmTest: ptrace_scope 1, rdma.shm.allowAnyPtracer=true: " + o);
 
@@ -101,47 +100,6 @@ class ShmYamaVmTest {
             assertTrue(holder.logText().contains("other registered memory by cross-memory attach"), holder.logText());
             assertEquals(0, o.peek());
             assertTrue(owner.logText().contains("WARNING: shm: rdma.shm.allowAnyPtracer=true: called prctl"), owner.logText());
-        }
-    }
-
-    /**
-     * Starts the holder JVM (user nobody, {@link ShmHolderMain}) on a thread of its own: it needs
-     * nothing of the owner until its first command, so the two JVMs start at once (under the VM's
-     * emulation each takes seconds; the VM has two CPUs).
-     */
-    private static FutureTask<PeerJvm> holderStarting() {
-        FutureTask<PeerJvm> start = new FutureTask<>(() -> PeerJvm.start(NOBODY, classPath, ShmHolderMain.class,
-                List.of("--enable-native-access=ALL-UNNAMED"), SAFETY));
-        Thread.ofPlatform().name("shm-yama-holder-start").start(start);
-        return start;
-    }
-
-    /** Starts the owner (user nobody) while the holder starts; if the owner fails, the holder is closed once started. */
-    private static ShmPeerProcess startOwner(FutureTask<PeerJvm> holderStart, String... args) throws Exception {
-        try {
-            return ShmPeerProcess.startAs(NOBODY, classPath, SAFETY, args);
-        } catch (Exception | Error e) {
-            try {
-                started(holderStart).close();
-            } catch (Exception | Error also) {
-                e.addSuppressed(also);
-            }
-            throw e;
-        }
-    }
-
-    /** The holder {@link #holderStarting} started, or what its start threw. */
-    private static PeerJvm started(FutureTask<PeerJvm> start) throws Exception {
-        try {
-            return start.get();
-        } catch (ExecutionException e) {
-            if (e.getCause() instanceof Exception x) {
-                throw x;
-            }
-            if (e.getCause() instanceof Error x) {
-                throw x;
-            }
-            throw e;
         }
     }
 
