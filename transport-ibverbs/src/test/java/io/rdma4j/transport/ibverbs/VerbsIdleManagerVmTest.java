@@ -33,8 +33,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * guard, shm looked for closed arenas every second while a holder stayed attached, tcp's frame
  * watch every 3.75 s while connections stayed pooled (and the measuring code ran cold in the
  * window). What may still wake in the window: the shm watch's last looks before it goes dormant
- * and the local-memory sweeper (backing off to every 32 s); the next liveness round comes 30 s
- * after the first (docs/verbs-notes.md says what one costs).
+ * and the local-memory sweeper (backing off to every 32 s); the next liveness round comes an
+ * interval after the first ended (15 s here rather than the default 30 s, so that the wait for the
+ * first rounds is shorter: {@link IdleManagersMain#PEER_CHECK_INTERVAL}; docs/verbs-notes.md says
+ * what one costs).
  */
 @Tag("softroce")
 class VerbsIdleManagerVmTest {
