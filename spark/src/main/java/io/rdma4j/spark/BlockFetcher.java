@@ -4,7 +4,6 @@ import io.rdma4j.RdmaAction;
 import io.rdma4j.RdmaRemoteBuffer;
 import io.rdma4j.RdmaResult;
 import java.io.InputStream;
-import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;
 import java.util.ArrayDeque;
@@ -66,16 +65,12 @@ final class BlockFetcher {
         final List<MapRead> reads = new ArrayList<>();
         long bytes;
         MemorySegment memory;
-        Arena dedicated;
+        StagingBuffers.Staging staging;
         CompletableFuture<RdmaResult> future;
 
         void start() {
-            if (bytes > conf.fetchBufferSize()) {
-                dedicated = Arena.ofShared();
-                memory = dedicated.allocate(bytes, 64);
-            } else {
-                memory = state.takeStaging();
-            }
+            staging = state.takeStaging(bytes);
+            memory = staging.segment();
             RdmaAction action = state.manager().newAction();
             long at = 0;
             for (MapRead read : reads) {
@@ -90,11 +85,9 @@ final class BlockFetcher {
             if (f != null && !f.isDone()) {
                 f.cancel(true);
             }
-            if (dedicated != null) {
-                dedicated.close();
-                dedicated = null;
-            } else if (memory != null) {
-                state.returnStaging(memory);
+            if (staging != null) {
+                state.returnStaging(staging);
+                staging = null;
             }
             memory = null;
         }

@@ -13,7 +13,6 @@ import java.nio.file.StandardOpenOption;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ConcurrentLinkedDeque;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -34,8 +33,8 @@ import scala.reflect.ClassTag$;
  * file ({@link RdmaShuffleConf.MapOutputs#MAPPED}: an arena of this class's, registered with
  * {@link RdmaManager#register}) or as a copy of it in memory from {@link RdmaManager#allocate(long)}
  * ({@link RdmaShuffleConf.MapOutputs#COPIED}); either is released by a later publication of the same
- * map id, by {@link #unregister(int)} and by {@link #close()}, which also closes the manager. Staging buffers live in one shared arena
- * closed by {@link #close()}.
+ * map id, by {@link #unregister(int)} and by {@link #close()}, which also closes the manager. Staging buffers
+ * ({@link StagingBuffers}) are freed by {@link #close()}.
  */
 final class ExecutorShuffleState implements AutoCloseable {
 
@@ -51,8 +50,7 @@ final class ExecutorShuffleState implements AutoCloseable {
     private final Supplier<RpcEndpointRef> registry;
     private final Map<Integer, Map<Long, OwnedOutput>> owned = new ConcurrentHashMap<>();
     private final Map<Integer, Map<Long, MapOutputToken>> tokens = new ConcurrentHashMap<>();
-    private final ConcurrentLinkedDeque<MemorySegment> staging = new ConcurrentLinkedDeque<>();
-    private final Arena stagingArena = Arena.ofShared();
+    private final StagingBuffers stagingBuffers;
     private final LongAdder published = new LongAdder();
     private final LongAdder registerNanos = new LongAdder();
     private final LongAdder copyNanos = new LongAdder();
@@ -69,6 +67,7 @@ final class ExecutorShuffleState implements AutoCloseable {
         this.executorId = executorId;
         this.resolver = resolver;
         this.registry = registry;
+        this.stagingBuffers = new StagingBuffers(conf.fetchBufferSize());
     }
 
     RdmaShuffleConf conf() {
@@ -379,25 +378,19 @@ final class ExecutorShuffleState implements AutoCloseable {
         return RouteMetrics.forTask(serialized);
     }
 
-    /** @return a staging buffer of {@link RdmaShuffleConf#fetchBufferSize()} bytes, reused */
-    MemorySegment takeStaging() {
-        MemorySegment segment = staging.pollFirst();
-        if (segment != null) {
-            return segment;
-        }
-        synchronized (this) {
-            if (closed) {
-                throw new IllegalStateException("rdma4j shuffle state of executor " + executorId + " is closed");
-            }
-            return stagingArena.allocate(conf.fetchBufferSize(), 64);
-        }
+    /** @return a staging buffer for {@code bytes}, see {@link StagingBuffers#take(long)} */
+    StagingBuffers.Staging takeStaging(long bytes) {
+        return stagingBuffers.take(bytes);
     }
 
-    /** Returns a staging buffer once no transport touches it any more. */
-    void returnStaging(MemorySegment segment) {
-        if (!closed) {
-            staging.addFirst(segment);
-        }
+    /** Gives a staging buffer back once no transport touches it any more. */
+    void returnStaging(StagingBuffers.Staging buffer) {
+        stagingBuffers.give(buffer);
+    }
+
+    /** @return bytes of staging memory this process allocated so far (reused buffers count once) */
+    long stagingBytesAllocated() {
+        return stagingBuffers.allocatedBytes();
     }
 
     /**
@@ -446,8 +439,7 @@ final class ExecutorShuffleState implements AutoCloseable {
         if (m != null) {
             m.close();
         }
-        staging.clear();
-        stagingArena.close();
+        stagingBuffers.close();
     }
 
     static <T> T await(java.util.concurrent.CompletableFuture<T> future, String what) throws IOException {

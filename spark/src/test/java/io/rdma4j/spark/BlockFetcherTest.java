@@ -107,6 +107,40 @@ class BlockFetcherTest {
         assertEquals(bytes, routes.values().iterator().next()[1]);
     }
 
+    /** Every block of the fetch, as "mapId:partition:length", its bytes checked. */
+    private static List<String> readAll(BlockFetcher fetcher) throws IOException {
+        List<String> seen = new ArrayList<>();
+        for (BlockFetcher.Block block = fetcher.nextBlock(); block != null; block = fetcher.nextBlock()) {
+            byte[] got = drain(block);
+            long mapId = block.id().mapId();
+            int p = block.id().reduceId();
+            for (int i = 0; i < got.length; i++) {
+                assertEquals((byte) (mapId + p + i), got[i], "byte " + i + " of block " + block.id());
+            }
+            seen.add(mapId + ":" + p + ":" + got.length);
+        }
+        fetcher.free();
+        return seen;
+    }
+
+    @Test
+    void aBlockLargerThanAStagingBufferIsReadIntoMemoryThatTheNextReadersReuse() throws IOException {
+        // blocks of 9000 and 8000 B with 4 KiB staging buffers: each needs memory of its own
+        BlockFetcher.MapRead first = mapOutput(11, new long[] {9000, 10}, 0, 2);
+        BlockFetcher.MapRead second = mapOutput(12, new long[] {5, 8000}, 0, 2);
+        assertEquals(List.of("11:0:9000", "11:1:10"),
+                readAll(new BlockFetcher(reader, SHUFFLE, List.of(first), new TempShuffleReadMetrics())));
+        long allocated = reader.stagingBytesAllocated();
+        assertTrue(allocated >= 9010, "the first reader's memory: " + allocated);
+        for (int i = 0; i < 3; i++) {
+            assertEquals(List.of("12:0:5", "12:1:8000"),
+                    readAll(new BlockFetcher(reader, SHUFFLE, List.of(second), new TempShuffleReadMetrics())));
+            assertEquals(List.of("11:0:9000", "11:1:10"),
+                    readAll(new BlockFetcher(reader, SHUFFLE, List.of(first), new TempShuffleReadMetrics())));
+        }
+        assertEquals(allocated, reader.stagingBytesAllocated(), "later readers allocate nothing");
+    }
+
     @Test
     void aReleasedBufferIsAFetchFailureOfItsOwnMapOutput() {
         BlockFetcher.MapRead fine = mapOutput(7, new long[] {64, 64}, 0, 2);

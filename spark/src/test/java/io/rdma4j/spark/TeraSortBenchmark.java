@@ -30,7 +30,15 @@ import scala.Tuple2;
  * times) and the medians. With {@code bench.rdma4jCopied=true} ({@code BENCH_RDMA4J_COPIED}) also
  * rdma4j with {@code spark.rdma4j.shuffle.mapOutputs=copied}; with {@code bench.job=groupby}
  * ({@code BENCH_JOB}) a groupByKey instead of the sort, into {@code bench.reduces}
- * ({@code BENCH_REDUCES}, default 8) partitions.
+ * ({@code BENCH_REDUCES}, default 8) partitions. Order: {@code bench.warmupRuns}
+ * ({@code BENCH_WARMUP_RUNS}, default 1) runs first that are printed but not counted (the driver's
+ * first job), then round i starts with the i-th mode (mod the number of modes: no mode is always
+ * first or always after the same one), unless {@code bench.order=fixed} ({@code BENCH_ORDER}): every
+ * round in the same order;
+ * {@code bench.modes} ({@code BENCH_MODES}: names as printed, separated by {@code ;}) runs these
+ * modes in this order instead.
+ * Each timed stage's wall-clock window is printed ({@code BENCH stage}) for
+ * {@code benchmarks/tools/spark-stage-sampler.py}, which samples the executors' threads from /proc.
  *
  * <pre>
  * ./mvnw -B -ntp -q verify -pl spark -am -Dtest=TeraSortBenchmark -Dsurefire.failIfNoSpecifiedTests=false \
@@ -120,9 +128,24 @@ class TeraSortBenchmark {
         if (network) {
             modes.add("built-in, readHostLocalDisk=false");
         }
+        String only = setting("bench.modes", "BENCH_MODES", "");
+        if (!only.isEmpty()) {
+            // these modes in this order (names as printed: rdma4j, "rdma4j, mapOutputs=copied", built-in, ...)
+            modes = new ArrayList<>(Arrays.stream(only.split(";")).map(String::trim).toList());
+        }
+        int warmups = Integer.parseInt(setting("bench.warmupRuns", "BENCH_WARMUP_RUNS", "1"));
+        boolean rotate = !"fixed".equals(setting("bench.order", "BENCH_ORDER", "rotate"));
+        for (int i = 0; i < warmups; i++) {
+            // the sitting's first run also compiles the driver's code (its JIT) and brings the jars into
+            // the page cache: run, printed, not counted (docs/measurements/2026-12-06-spark-4.md)
+            String mode = modes.get(i % modes.size());
+            System.out.println("BENCH warm-up run (not counted) " + (i + 1) + " " + run(mode, records));
+        }
         List<Run> all = new ArrayList<>();
         for (int i = 0; i < runs; i++) {
-            for (String mode : modes) {
+            for (int k = 0; k < modes.size(); k++) {
+                // round i starts with mode i (mod the modes): no mode always runs first or after the same one
+                String mode = modes.get(rotate ? (i + k) % modes.size() : k);
                 Run run = run(mode, records);
                 System.out.println("BENCH run " + (i + 1) + " " + run);
                 all.add(run);
@@ -298,6 +321,9 @@ class TeraSortBenchmark {
                         return;
                     }
                     long millis = (Long) info.completionTime().get() - (Long) info.submissionTime().get();
+                    // for samplers outside the JVM (benchmarks/tools/spark-stage-sampler.py): the stage's wall-clock window
+                    System.out.println("BENCH stage " + mode.replace(' ', '_') + " " + info.stageId() + " "
+                            + info.name().replace(' ', '_') + " " + info.submissionTime().get() + " " + info.completionTime().get());
                     if (info.taskMetrics().shuffleWriteMetrics().bytesWritten() > 0) {
                         mapStage.addAndGet(millis);
                     } else if (info.taskMetrics().shuffleReadMetrics().totalBytesRead() > 0) {
