@@ -162,9 +162,7 @@ class VerbsBatchVmTest {
      * wake-up and the queue's re-arming (system calls on the CPU that also posts). Sized by whole
      * actions (several milliseconds here, over the window's cap) the poller's window was the
      * busy-poll window, 1 us below, and it slept after nearly every completion: about 64 wake-ups
-     * per action of 256 writes with one completion asked for in 4. Now it sleeps less than once
-     * per action (11 times in 20 in a run on a host loaded with a second VM, when gaps now and then
-     * passed the window's cap).
+     * per action of 256 writes with one completion asked for in 4.
      */
     @Test
     void chainedActionsOfManySmallWrites_pollerPollsThroughTheGapsBetweenTheirCompletions() throws Exception {
@@ -196,8 +194,8 @@ class VerbsBatchVmTest {
 
         assertAll(
                 () -> assertEquals(-1, DataPattern.mismatch(remote.segment(), 43), "the owner's buffer after the writes"),
-                () -> assertTrue(wakeups < actions, "the poller slept on the completion channel " + wakeups
-                        + " times in " + actions + " chained actions of 64 completions each"));
+                () -> assertTrue(wakeups <= actions / 4, "the poller slept on the completion channel " + wakeups
+                        + " times in " + actions + " chained actions"));
     }
 
     /** An action submitted {@code times} times in a row, each time from the completion of the time before. */

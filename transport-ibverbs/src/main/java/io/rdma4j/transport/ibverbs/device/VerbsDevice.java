@@ -260,11 +260,9 @@ public final class VerbsDevice implements AutoCloseable {
      * chained from the poller itself) are taken without a completion event, a wake-up and the
      * re-arming each (system calls that cost the posting CPU more than the polling did in the
      * soft-RoCE VM); with nothing in flight, the poll window alone, so an idle device soon sleeps.
-     * Also the poll window alone while a waiting caller polls this queue (the poller only looks in
-     * while that caller delivers): the caller takes its own completions.
      */
     private long pollerWindow() {
-        return inFlight.size() > 0 && !waiterPolling.get() ? pollWindow.waiterNanos() : pollWindow.nanos();
+        return inFlight.size() > 0 ? pollWindow.waiterNanos() : pollWindow.nanos();
     }
 
     /** Claims the one place of a waiting caller that polls this queue; false when another waiting caller holds it. */
