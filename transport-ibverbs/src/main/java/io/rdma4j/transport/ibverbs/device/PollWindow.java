@@ -35,9 +35,8 @@ import java.util.concurrent.TimeUnit;
  * Sized from the gap, it polls through its action. The typical gap rises quickly (half the way to
  * a longer gap) and falls slowly (an eighth of the way to a shorter one): the window is meant to
  * cover the longer gaps too. Devices whose completions come more than the cap apart (large
- * transfers) keep the window above. The poller polls as long while work is in flight on its
- * device (chained actions complete and submit on it), and for the window above once nothing is;
- * while a waiting thread polls, the poller rests.
+ * transfers) keep the window above. The poller keeps it too: while a waiting thread polls, the
+ * poller rests.
  *
  * <p>Thread-safe: concurrent observations may overwrite each other, which an estimate tolerates.
  */

@@ -227,7 +227,7 @@ public final class VerbsDevice implements AutoCloseable {
                 if (pollOnce(true) > 0) {
                     continue;
                 }
-                if (System.nanoTime() - lastCompletion < pollerWindow()) {    // taken by anyone, waiters too
+                if (System.nanoTime() - lastCompletion < pollWindow.nanos()) {    // taken by anyone, waiters too
                     Thread.onSpinWait();
                     continue;
                 }
@@ -250,19 +250,6 @@ public final class VerbsDevice implements AutoCloseable {
                 failAll("the completion poller of " + name + " failed: " + e);
             }
         }
-    }
-
-    /**
-     * How long the poller polls an empty queue after the last completion before it sleeps on the
-     * channel: while work is in flight here, as long as a waiting thread polls ({@link
-     * PollWindow#waiterNanos}: through the typical gap between completions, at most its cap), so
-     * that completions that come a few hundred microseconds apart (an action of many small ops,
-     * chained from the poller itself) are taken without a completion event, a wake-up and the
-     * re-arming each (system calls that cost the posting CPU more than the polling did in the
-     * soft-RoCE VM); with nothing in flight, the poll window alone, so an idle device soon sleeps.
-     */
-    private long pollerWindow() {
-        return inFlight.size() > 0 ? pollWindow.waiterNanos() : pollWindow.nanos();
     }
 
     /** Claims the one place of a waiting caller that polls this queue; false when another waiting caller holds it. */
