@@ -32,6 +32,11 @@ final class ActionGroup implements BiConsumer<Object, Throwable> {
     ActionGroup next;
     /** Local memory taken from the transport's cache for these ops; {@code null} until the first. */
     List<LocalMemoryCache.Entry> held;
+    /** The sealed ops' counts and bytes by type, counted once when they are fixed: the stats and the result read them per action. */
+    long readOps;
+    long readBytes;
+    long writeOps;
+    long writeBytes;
     volatile CompletableFuture<Void> running;
     /** The action's future, which this group (the first one) completes when the group's future does. */
     ActionFuture action;
@@ -44,10 +49,14 @@ final class ActionGroup implements BiConsumer<Object, Throwable> {
         this.maxOps = maxOps;
     }
 
-    /** A group of ops routed before ({@link Dispatcher.Plan}), already sealed. */
-    ActionGroup(OpenTransport transport, int rank, List<TransportOp> sealed) {
+    /** A group of ops routed before ({@link Dispatcher.Plan}), already sealed and counted as {@code counted} was. */
+    ActionGroup(OpenTransport transport, int rank, List<TransportOp> sealed, ActionGroup counted) {
         this(transport, rank, sealed.size());
         this.ops = sealed;
+        this.readOps = counted.readOps;
+        this.readBytes = counted.readBytes;
+        this.writeOps = counted.writeOps;
+        this.writeBytes = counted.writeBytes;
     }
 
     void add(TransportOp op) {
@@ -65,6 +74,21 @@ final class ActionGroup implements BiConsumer<Object, Throwable> {
     /** Fixes the ops list; no op is added afterwards. */
     void seal() {
         ops = more == null ? List.of(first) : List.copyOf(more);
+        for (int i = 0, n = ops.size(); i < n; i++) {
+            TransportOp op = ops.get(i);
+            if (op.type() == TransportOp.OpType.READ_INTO_LOCAL) {
+                readOps++;
+                readBytes += op.length();
+            } else {
+                writeOps++;
+                writeBytes += op.length();
+            }
+        }
+    }
+
+    /** The ops' bytes, read and written. */
+    long bytes() {
+        return readBytes + writeBytes;
     }
 
     void hold(LocalMemoryCache.Entry entry) {
@@ -85,15 +109,13 @@ final class ActionGroup implements BiConsumer<Object, Throwable> {
 
     /** Counts the finished group and records its event. */
     void finish(ManagerStats stats, Throwable failure, long endNanos) {
-        stats.group(rank, ops, endNanos - startNanos, failure != null);
+        stats.group(rank, readOps, readBytes, writeOps, writeBytes, endNanos - startNanos, failure != null);
         RdmaEvents.Action e = event;
         if (e != null && e.shouldCommit()) {
             e.transport = transport.name();
             e.ops = ops.size();
-            for (TransportOp op : ops) {
-                e.bytes += op.length();
-                e.reads += op.type() == TransportOp.OpType.READ_INTO_LOCAL ? 1 : 0;
-            }
+            e.bytes = bytes();
+            e.reads = (int) readOps;
             e.outcome = RdmaEvents.outcome(failure);
             e.commit();
         }

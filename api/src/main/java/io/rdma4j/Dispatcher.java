@@ -219,17 +219,17 @@ final class Dispatcher {
         long bytes = 0;
         for (ActionGroup g = groups; g != null; g = g.next) {
             ops += g.ops.size();
-            for (int i = 0, n = g.ops.size(); i < n; i++) {
-                bytes += g.ops.get(i).length();
-            }
+            bytes += g.bytes();
         }
         return new RdmaResult(names, ops, bytes, Duration.ofNanos(Math.max(0, endNanos - startNanos)));
     }
 
     /**
      * {@link #groups(List, Set)}, or the groups of {@code action}'s last submit when nothing they
-     * depend on changed since: its ops and required transports (a change drops the plan), and the
-     * manager's registrations (the plan names their prepared local memory). Then an op costs one
+     * depend on changed since: its ops and required transports (a change drops the plan), the
+     * manager's registrations (the plan names their prepared local memory), and the local memory
+     * the plan took from transports' caches (each entry taken again, once per action and entry;
+     * one evicted meanwhile, or whose segment's arena closed, drops the plan). Then an op costs one
      * check that its local segment is alive, and nothing is allocated per op. The plan is made at
      * an action's second routing, so that actions submitted once do not pay for it.
      */
@@ -237,7 +237,11 @@ final class Dispatcher {
         long releases = table.releases();
         Plan plan = action.plan;
         if (plan != null && plan.required == required && plan.releases == releases) {
-            return plan.groups();
+            ActionGroup kept = plan.groups();
+            if (kept != null) {
+                return kept;
+            }
+            action.plan = null;     // its cached local memory left the cache: route afresh
         }
         ActionGroup head = groups(ops, required);
         if (action.routedBefore) {      // an action submitted once only (most made by read/write) keeps no plan
@@ -248,9 +252,10 @@ final class Dispatcher {
     }
 
     /**
-     * An action's routed, sealed ops per transport, kept in the action for its next submit. Only
-     * groups that took nothing from a transport's local-memory cache are kept (such an entry is
-     * held for one submit only); the op lists are immutable and shared by the submits.
+     * An action's routed, sealed ops per transport, kept in the action for its next submit, with
+     * the local memory they took from transports' caches: each such entry is held for one submit
+     * only, and taken again ({@link LocalMemoryCache#reacquire}) by the next submit of the plan.
+     * The op lists are immutable and shared by the submits.
      */
     static final class Plan {
         private final Set<String> required;
@@ -258,57 +263,97 @@ final class Dispatcher {
         private final OpenTransport[] transports;
         private final int[] ranks;
         private final List<List<TransportOp>> ops;
+        /** Per group, as counted when it was sealed. */
+        private final ActionGroup[] counted;
+        /** Per group, the distinct cache entries its ops' local memory came from, or null for none. */
+        private final LocalMemoryCache.Entry[][] held;
 
         private Plan(Set<String> required, long releases, OpenTransport[] transports, int[] ranks,
-                     List<List<TransportOp>> ops) {
+                     List<List<TransportOp>> ops, ActionGroup[] counted, LocalMemoryCache.Entry[][] held) {
             this.required = required;
             this.releases = releases;
             this.transports = transports;
             this.ranks = ranks;
             this.ops = ops;
+            this.counted = counted;
+            this.held = held;
         }
 
-        /** The plan of freshly built groups, or null when one of them holds cached local memory. */
+        /** The plan of freshly built groups. */
         static Plan of(ActionGroup head, Set<String> required, long releases) {
             int n = 0;
             for (ActionGroup g = head; g != null; g = g.next) {
-                if (g.held != null) {
-                    return null;
-                }
                 n++;
             }
             OpenTransport[] transports = new OpenTransport[n];
             int[] ranks = new int[n];
             List<List<TransportOp>> ops = new ArrayList<>(n);
+            ActionGroup[] counted = new ActionGroup[n];
+            LocalMemoryCache.Entry[][] held = new LocalMemoryCache.Entry[n][];
             int i = 0;
             for (ActionGroup g = head; g != null; g = g.next, i++) {
                 transports[i] = g.transport;
                 ranks[i] = g.rank;
                 ops.add(g.ops);
+                counted[i] = g;
+                if (g.held != null) {
+                    List<LocalMemoryCache.Entry> distinct = new ArrayList<>(1);
+                    for (LocalMemoryCache.Entry e : g.held) {
+                        if (!distinct.contains(e)) {        // identity: entries do not override equals
+                            distinct.add(e);
+                        }
+                    }
+                    held[i] = distinct.toArray(LocalMemoryCache.Entry[]::new);
+                }
             }
-            return new Plan(required, releases, transports, ranks, ops);
+            return new Plan(required, releases, transports, ranks, ops, counted, held);
         }
 
-        /** Fresh groups over the kept ops; throws when a local segment's arena was closed since. */
+        /**
+         * Fresh groups over the kept ops, each holding its cache entries again; null, holding
+         * nothing, when an entry is no longer cached. Throws when a local segment's arena was closed since.
+         */
         ActionGroup groups() {
             ActionGroup head = null;
             ActionGroup tail = null;
-            for (int i = 0; i < transports.length; i++) {
-                List<TransportOp> list = ops.get(i);
-                for (int j = 0, n = list.size(); j < n; j++) {
-                    if (!list.get(j).local().scope().isAlive()) {
-                        throw new IllegalStateException("the arena of a local segment was closed before submit");
+            try {
+                for (int i = 0; i < transports.length; i++) {
+                    List<TransportOp> list = ops.get(i);
+                    for (int j = 0, n = list.size(); j < n; j++) {
+                        if (!list.get(j).local().scope().isAlive()) {
+                            throw new IllegalStateException("the arena of a local segment was closed before submit");
+                        }
+                    }
+                    ActionGroup g = new ActionGroup(transports[i], ranks[i], list, counted[i]);
+                    if (tail == null) {
+                        head = g;
+                    } else {
+                        tail.next = g;
+                    }
+                    tail = g;
+                    LocalMemoryCache.Entry[] entries = held[i];
+                    if (entries != null) {
+                        LocalMemoryCache cache = transports[i].local();
+                        for (LocalMemoryCache.Entry e : entries) {
+                            if (!cache.reacquire(e)) {
+                                releaseAll(head);
+                                return null;
+                            }
+                            g.hold(e);
+                        }
                     }
                 }
-                ActionGroup g = new ActionGroup(transports[i], ranks[i], list);
-                if (tail == null) {
-                    head = g;
-                } else {
-                    tail.next = g;
-                }
-                tail = g;
+                return head;
+            } catch (RuntimeException | Error e) {
+                releaseAll(head);
+                throw e;
             }
-            return head;
+        }
+
+        private static void releaseAll(ActionGroup head) {
+            for (ActionGroup g = head; g != null; g = g.next) {
+                g.releaseHeld();
+            }
         }
     }
 

@@ -52,7 +52,6 @@ final class ManagerStats {
      * @param nanos how long the group took
      */
     void group(int transport, List<TransportOp> ops, long nanos, boolean failed) {
-        long[][][] row = cells[transport];
         long readOps = 0;
         long readBytes = 0;
         long writeOps = 0;
@@ -67,6 +66,17 @@ final class ManagerStats {
                 writeBytes += op.length();
             }
         }
+        group(transport, readOps, readBytes, writeOps, writeBytes, nanos, failed);
+    }
+
+    /**
+     * Counts one finished group of ops on transport number {@code transport} (its rank), its ops
+     * and bytes counted by the caller (an action's group counts them once, when its ops are fixed).
+     *
+     * @param nanos how long the group took
+     */
+    void group(int transport, long readOps, long readBytes, long writeOps, long writeBytes, long nanos, boolean failed) {
+        long[][][] row = cells[transport];
         count(row[OpType.READ_INTO_LOCAL.ordinal()], readOps, readBytes, nanos, failed);
         count(row[OpType.WRITE_FROM_LOCAL.ordinal()], writeOps, writeBytes, nanos, failed);
     }

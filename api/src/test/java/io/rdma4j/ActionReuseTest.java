@@ -13,6 +13,7 @@ import java.util.concurrent.CompletionException;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
 /**
@@ -102,5 +103,49 @@ class ActionReuseTest {
         action.submitAndWait(TIMEOUT);
 
         assertEquals(List.of(local.address()), holderSide.prepared, "the op's memory was prepared afresh");
+    }
+
+    @Test
+    void actionSubmittedAgain_overLocalMemoryFromTheTransportsCache_reusesItsRouting_andTheMemoryPreparedOnce() {
+        StubProvider holderSide = new StubProvider("verbs", 1);
+        holderSide.preparesLocal = true;
+        RdmaManager holder = holder(holderSide);
+        RdmaRemoteBuffer remote = managers.start(new StubProvider("verbs", 1)).allocate(64).join().remote();
+        MemorySegment local = managers.arena().allocate(64, 64);     // registered nowhere: its memory comes from the cache
+        RdmaAction action = holder.newAction();
+        for (int i = 0; i < 8; i++) {
+            action.writeFrom(remote, local);
+        }
+        submitTwice(action);
+        List<?> routed = holderSide.opsOfLastSubmit;
+
+        action.submitAndWait(TIMEOUT);
+        action.submit(TIMEOUT).join();
+
+        assertTrue(routed == holderSide.opsOfLastSubmit, "the ops as routed before, not routed afresh");
+        assertEquals(List.of(local.address()), holderSide.prepared, "prepared once");
+        assertEquals(List.of(), holderSide.closedLocal, "still cached, not closed");
+    }
+
+    @Test
+    void actionSubmittedAgain_afterItsCachedLocalMemoryWasEvicted_carriesFreshlyPreparedMemory() {
+        StubProvider holderSide = new StubProvider("verbs", 1);
+        holderSide.preparesLocal = true;
+        RdmaManager holder = managers.track(RdmaManager.newBuilder().isolated().providers(List.of(holderSide))
+                .set("rdma.localMemoryCacheEntries", "1").build());
+        RdmaRemoteBuffer remote = managers.start(new StubProvider("verbs", 1)).allocate(64).join().remote();
+        MemorySegment local = managers.arena().allocate(64, 64);
+        MemorySegment other = managers.arena().allocate(64, 64);
+        RdmaAction action = holder.newAction().writeFrom(remote, local).writeFrom(remote, local);
+        submitTwice(action);
+        List<?> routed = holderSide.opsOfLastSubmit;
+        holder.newAction().writeFrom(remote, other).submitAndWait(TIMEOUT);       // evicts the entry of local: one entry at most
+        assertEquals(List.of(local.address()), holderSide.closedLocal, "evicted and closed, its ops done");
+
+        action.submitAndWait(TIMEOUT);
+
+        assertTrue(routed != holderSide.opsOfLastSubmit, "routed afresh");
+        assertEquals(List.of(local.address(), other.address(), local.address()), holderSide.prepared);
+        assertEquals(List.of(local.address(), local.address()), holderSide.localMemoryOfLastSubmit);
     }
 }

@@ -37,6 +37,8 @@ public final class LocalMemoryCache {
     /** Hits on {@link #last} since it last went through the cache; racy, a rough count is enough. */
     private int lastHits;
     private static final int RECENCY_EVERY = 64;
+    /** {@link #reacquire} calls; racy, a rough count is enough. */
+    private int reacquired;
 
     /**
      * A segment's range. Not a record: a record's {@code hashCode} and {@code equals} run through
@@ -71,6 +73,8 @@ public final class LocalMemoryCache {
         private final LocalMemory memory;
         /** Users plus one while cached; the handle closes when it reaches zero. */
         private final AtomicInteger refs = new AtomicInteger(1);
+        /** Whether the cache still holds it; cleared when it leaves the cache (before the cache's reference goes). */
+        private volatile boolean cached = true;
 
         private Entry(MemorySegment segment, LocalMemory memory) {
             this.segment = segment;
@@ -121,6 +125,7 @@ public final class LocalMemoryCache {
                 .executor(Runnable::run)
                 .removalListener((Key k, Entry e, RemovalCause cause) -> {
                     if (e != null) {
+                        e.cached = false;
                         if (last == e) {
                             last = null;
                         }
@@ -172,6 +177,25 @@ public final class LocalMemoryCache {
                 return e;
             }
         }
+    }
+
+    /**
+     * Takes {@code entry}, handed out by {@link #acquire} before, once more for another op on the
+     * same memory, without a lookup, while it is still cached and its segment's arena is open
+     * (every {@value #RECENCY_EVERY}th time the cache sees it used, so that it does not evict it as
+     * idle). The caller must {@link Entry#release()} it once the op completed.
+     *
+     * @return false, taking nothing, when it left the cache (evicted, swept, cleared) or its arena closed:
+     *         look the memory up again with {@link #acquire}
+     */
+    public boolean reacquire(Entry entry) {
+        if (!entry.cached || !entry.segment.scope().isAlive() || !entry.acquire()) {
+            return false;
+        }
+        if (++reacquired % RECENCY_EVERY == 0) {
+            entries.getIfPresent(new Key(entry.address, entry.size));
+        }
+        return true;
     }
 
     /**

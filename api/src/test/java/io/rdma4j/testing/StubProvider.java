@@ -79,6 +79,8 @@ public final class StubProvider implements TransportProvider {
     public final List<Long> closedLocal = Collections.synchronizedList(new ArrayList<>());
     /** Per op of the last submit: the address of the prepared local memory it carried, or 0 for none. */
     public volatile List<Long> localMemoryOfLastSubmit = List.of();
+    /** The ops list the last submit was given, as given. */
+    public volatile List<TransportOp> opsOfLastSubmit = List.of();
     /** Segments this transport allocated, by address. */
     public final List<Long> allocated = Collections.synchronizedList(new ArrayList<>());
     public volatile RuntimeException submitFailure = new TransportException(TransportException.Kind.INTERNAL, "stub submit failed");
@@ -237,6 +239,7 @@ public final class StubProvider implements TransportProvider {
         @Override
         public CompletableFuture<Void> submit(List<TransportOp> ops, Deadline deadline) {
             record("submit " + ops.size());
+            opsOfLastSubmit = ops;
             localMemoryOfLastSubmit = ops.stream().map(op -> op.localMemory() == null ? 0L
                     : op.localMemory().segment().address()).toList();
             switch (submitMode) {

@@ -31,7 +31,9 @@ import org.openjdk.jmh.annotations.Warmup;
  * thread), as {@link DispatchBenchmark} does for one op. Scores are per action: divide by
  * {@code ops} for the cost per op; {@code copyBatch} is the floor, the same copies without the
  * manager. With {@code -prof gc}, {@code gc.alloc.rate.norm} divided by {@code ops} is the
- * allocation per op.
+ * allocation per op. {@code -p preparedLocal=true}: as verbs, every op's local memory comes from
+ * the manager's local-memory cache; {@code -jvmArgsAppend -XX:TieredStopAtLevel=1}: C1 only, as
+ * the soft-RoCE VM's JVMs run (a cheap proxy for the Java an op costs there).
  *
  * <p>Run (from the repository root, after {@code mvn -q -DskipTests package}):
  * <pre>
@@ -52,6 +54,13 @@ public class BatchDispatchBenchmark {
     @Param({"1", "16", "256", "1024"})
     public int ops;
 
+    /**
+     * Whether the transport asks for prepared local memory, as verbs does: the (unregistered) local
+     * segment's memory then comes from the manager's local-memory cache ({@code -p preparedLocal=true}).
+     */
+    @Param({"false"})
+    public boolean preparedLocal;
+
     private Arena arena;
     private RdmaManager manager;
     private MemorySegment owned;
@@ -61,7 +70,7 @@ public class BatchDispatchBenchmark {
     @Setup
     public void setUp() {
         arena = Arena.ofShared();
-        manager = RdmaManager.newBuilder().providers(List.of(new BenchTransportProvider(false))).build();
+        manager = RdmaManager.newBuilder().providers(List.of(new BenchTransportProvider(preparedLocal))).build();
         owned = arena.allocate(8L * ops).fill((byte) 3);
         RdmaRemoteBuffer remote = manager.register(owned).join();
         local = arena.allocate(8L * ops);

@@ -39,6 +39,8 @@ final class ActionLanes {
     /** Per lane: where it leads, and its connection as looked up in this action (null until then). */
     private OpChunks.Lane[] where;
     private CompletableFuture<VerbsConnection>[] connections;
+    /** Per lane: its connection once connected, as {@link #ready} found it (null until then). */
+    private VerbsConnection[] ready;
 
     ActionLanes(HolderQueuePairs holderSide, int qpsPerPeer) {
         this.holderSide = holderSide;
@@ -68,6 +70,7 @@ final class ActionLanes {
         }
         where = new OpChunks.Lane[laneCount];
         connections = new CompletableFuture[laneCount];
+        ready = new VerbsConnection[laneCount];
         for (int lane = 0; lane < laneCount; lane++) {
             where[lane] = new OpChunks.Lane(groups[lane % r.size()], lane / r.size());
         }
@@ -99,6 +102,22 @@ final class ActionLanes {
 
     OpChunks.Lane where(int lane) {
         return where[lane];
+    }
+
+    /**
+     * The connection of {@code lane} when it is connected and in service: as found before in this
+     * action (one check that it is not broken), else as {@link #connection} looks it up; null
+     * while its handshake is under way or failed.
+     */
+    VerbsConnection ready(int lane) {
+        VerbsConnection c = ready[lane];
+        if (c != null && !c.isBroken()) {
+            return c;
+        }
+        CompletableFuture<VerbsConnection> f = connection(lane);
+        c = f.isDone() && !f.isCompletedExceptionally() ? f.join() : null;
+        ready[lane] = c;
+        return c;
     }
 
     /** The connection of {@code lane}: as looked up before in this action, else looked up now (a handshake on first use). */

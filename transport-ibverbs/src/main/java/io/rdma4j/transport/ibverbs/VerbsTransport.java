@@ -329,12 +329,13 @@ public final class VerbsTransport implements Transport {
         int lane = shared.nextLane();
         Route via = shared.via(lane);
         OpChunks.Lane where = shared.where(lane);
-        CompletableFuture<VerbsConnection> connection = shared.connection(lane);
         CompletableFuture<Void> checked = tokenChecks.checked(op, r);
-        if (checked.isDone() && !checked.isCompletedExceptionally() && connection.isDone() && !connection.isCompletedExceptionally()) {
-            OpChunks.enqueueSmall(s, index, op, local, r, via, where, connection.join(), true);
+        VerbsConnection ready;
+        if (checked.isDone() && !checked.isCompletedExceptionally() && (ready = shared.ready(lane)) != null) {
+            OpChunks.enqueueSmall(s, index, op, local, r, via, where, ready, true);
             return null;
         }
+        CompletableFuture<VerbsConnection> connection = shared.connection(lane);
         return CompletableFuture.allOf(connection, checked).handle((ok, t) -> {
             if (t != null) {
                 s.fail(index, failure(t));

@@ -165,9 +165,32 @@ public final class VerbsDevice implements AutoCloseable {
         return false;
     }
 
+    /**
+     * Takes up to {@code wanted} completion-queue entries at once, for work requests about to be
+     * posted (one atomic update for a chain's worth).
+     *
+     * @return how many it took, from 0 (the queue is fully promised) to {@code wanted}
+     */
+    public int reserveCompletions(int wanted) {
+        for (int room = cqRoom.get(); room > 0 && wanted > 0; room = cqRoom.get()) {
+            int take = Math.min(room, wanted);
+            if (cqRoom.compareAndSet(room, room - take)) {
+                return take;
+            }
+        }
+        return 0;
+    }
+
     /** Gives back the entry of a work request that completed, or whose post failed. */
     public void releaseCompletion() {
         cqRoom.incrementAndGet();
+    }
+
+    /** Gives back {@code n} entries at once ({@link #releaseCompletion} n times). */
+    public void releaseCompletions(int n) {
+        if (n > 0) {
+            cqRoom.addAndGet(n);
+        }
     }
 
     /** {@code c} waits for completion-queue room; the poller calls {@link VerbsConnection#resume} once some frees up. */

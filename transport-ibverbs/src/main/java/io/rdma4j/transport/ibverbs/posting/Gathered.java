@@ -13,12 +13,19 @@ import java.util.List;
 final class Gathered {
 
     private final List<VerbsConnection> on = new ArrayList<>(2);
+    /** The submission's op count: room for the chunks of one connection, so that its list never grows. */
+    private final int expected;
     /** Per connection of {@link #on}, at the same index, its chunks in the order gathered. */
     private final List<List<Chunk>> chunks = new ArrayList<>(2);
 
     /** The connection of the chunk added last, and its chunks: the next one mostly goes there too. */
     private VerbsConnection last;
     private List<Chunk> lastChunks;
+
+    /** @param expected the chunks expected at most (the submission's op count) */
+    Gathered(int expected) {
+        this.expected = expected;
+    }
 
     /** Adds {@code chunk}, of one op on {@code c}, to those gathered for {@code c}. */
     void add(VerbsConnection c, Chunk chunk) {
@@ -27,7 +34,7 @@ final class Gathered {
             if (i < 0) {
                 i = on.size();
                 on.add(c);
-                chunks.add(new ArrayList<>());
+                chunks.add(new ArrayList<>(on.size() == 1 ? expected : 4));
             }
             last = c;
             lastChunks = chunks.get(i);

@@ -92,6 +92,23 @@ public final class PostingTurn<T> {
 
     /** Posts {@code first}, then {@code more} (may be null), in that order, as {@link #post} does. */
     void post(T first, List<T> more) {
+        if (handed.isEmpty() && turn.tryLock()) {      // nothing handed over and nobody posting: no queue
+            Failed<T> failed;
+            try {
+                round.add(first);
+                if (more != null) {
+                    round.addAll(more);
+                }
+                failed = postRound();
+            } finally {
+                turn.unlock();
+            }
+            if (failed != null) {
+                poster.roundFailed(failed.items(), failed.failure());
+            }
+            postHanded();       // what was handed over while this thread had the turn
+            return;
+        }
         handed.add(first);
         if (more != null) {
             handed.addAll(more);

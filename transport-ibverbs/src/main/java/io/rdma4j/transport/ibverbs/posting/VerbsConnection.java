@@ -176,12 +176,22 @@ public final class VerbsConnection {
         Chunk first;                // the usual case: one chunk to post, no list
         List<Chunk> more;
         List<Chunk> refused;
+        /** How many chunks may come: the list of more never grows. */
+        private final int expected;
+
+        Claimed() {
+            this(0);
+        }
+
+        Claimed(int expected) {
+            this.expected = expected;
+        }
 
         void post(Chunk c) {
             if (first == null) {
                 first = c;
             } else {
-                (more == null ? more = new ArrayList<>() : more).add(c);
+                (more == null ? more = new ArrayList<>(Math.max(10, expected - 1)) : more).add(c);
             }
         }
 
@@ -200,30 +210,38 @@ public final class VerbsConnection {
      *         when nothing was (a completion with nothing waiting allocates nothing)
      */
     private Claimed claimLocked(Claimed claimed) {
+        int reserved = 0;       // completion-queue entries taken (several at once) for chunks not claimed yet
         while (!pending.isEmpty() && (credits > 0 || brokenBecause != null)) {
             Chunk c = pending.poll();
             if (claimed == null) {
-                claimed = new Claimed();
+                claimed = new Claimed(Math.min(pending.size() + 1, credits));
             }
             if (brokenBecause != null || c.submission.isAborted()) {
                 claimed.refuse(c);
                 continue;
             }
-            if (!device.reserveCompletion()) {
-                if (!starved) {
-                    starved = true;
-                    device.starved(this);       // then try again: room freed before we queued up wakes no one
-                }
-                if (!device.reserveCompletion()) {
-                    pending.addFirst(c);
-                    break;      // claimed may be empty now: post() handles that
+            if (reserved == 0) {
+                int wanted = Math.min(credits, pending.size() + 1);
+                reserved = device.reserveCompletions(wanted);
+                if (reserved == 0) {
+                    if (!starved) {
+                        starved = true;
+                        device.starved(this);       // then try again: room freed before we queued up wakes no one
+                    }
+                    reserved = device.reserveCompletions(wanted);
+                    if (reserved == 0) {
+                        pending.addFirst(c);
+                        break;      // claimed may be empty now: post() handles that
+                    }
                 }
             }
+            reserved--;
             device.track(c);
             credits--;
             inFlight++;
             claimed.post(c);
         }
+        device.releaseCompletions(reserved);        // taken for chunks that turned out refused
         return claimed;
     }
 
@@ -258,11 +276,9 @@ public final class VerbsConnection {
     private void notPosted(List<Chunk> unposted, String why) {
         Claimed claimed = new Claimed();
         synchronized (this) {
-            for (int i = 0; i < unposted.size(); i++) {
-                device.releaseCompletion();
-                credits++;
-                inFlight--;
-            }
+            device.releaseCompletions(unposted.size());
+            credits += unposted.size();
+            inFlight -= unposted.size();
             if (brokenBecause == null) {
                 breakLocked(why);
             }
@@ -302,9 +318,7 @@ public final class VerbsConnection {
 
     /** {@code n} posted chunks completed successfully: returns their credits and entries, posts more. */
     void retired(int n) {
-        for (int i = 0; i < n; i++) {
-            device.releaseCompletion();
-        }
+        device.releaseCompletions(n);
         Claimed claimed;
         synchronized (this) {
             credits += n;

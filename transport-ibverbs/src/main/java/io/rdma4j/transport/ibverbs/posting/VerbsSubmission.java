@@ -214,7 +214,7 @@ public final class VerbsSubmission {
      * requests. For the submitting thread only, while it starts the ops.
      */
     public void gather(VerbsConnection c, Chunk chunk) {
-        (gathered == null ? gathered = new Gathered() : gathered).add(c, chunk);
+        (gathered == null ? gathered = new Gathered(opCount) : gathered).add(c, chunk);
     }
 
     /** Counts and queues, per connection, what {@link #gather} gathered, unless the submission was aborted meanwhile. */
