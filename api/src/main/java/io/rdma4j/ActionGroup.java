@@ -49,14 +49,22 @@ final class ActionGroup implements BiConsumer<Object, Throwable> {
         this.maxOps = maxOps;
     }
 
-    /** A group of ops routed before ({@link Dispatcher.Plan}), already sealed and counted as {@code counted} was. */
-    ActionGroup(OpenTransport transport, int rank, List<TransportOp> sealed, ActionGroup counted) {
+    /**
+     * A group of ops routed before ({@link Dispatcher.Plan}), already sealed, with the counts
+     * {@link #counts()} gave when they were sealed.
+     */
+    ActionGroup(OpenTransport transport, int rank, List<TransportOp> sealed, long[] counts) {
         this(transport, rank, sealed.size());
         this.ops = sealed;
-        this.readOps = counted.readOps;
-        this.readBytes = counted.readBytes;
-        this.writeOps = counted.writeOps;
-        this.writeBytes = counted.writeBytes;
+        this.readOps = counts[0];
+        this.readBytes = counts[1];
+        this.writeOps = counts[2];
+        this.writeBytes = counts[3];
+    }
+
+    /** The sealed ops' counts (read ops, read bytes, write ops, write bytes), for a plan to keep. */
+    long[] counts() {
+        return new long[] {readOps, readBytes, writeOps, writeBytes};
     }
 
     void add(TransportOp op) {

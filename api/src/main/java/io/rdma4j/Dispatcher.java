@@ -263,13 +263,13 @@ final class Dispatcher {
         private final OpenTransport[] transports;
         private final int[] ranks;
         private final List<List<TransportOp>> ops;
-        /** Per group, as counted when it was sealed. */
-        private final ActionGroup[] counted;
+        /** Per group, its counts as sealed ({@link ActionGroup#counts()}): the plan keeps no group of a past submit. */
+        private final long[][] counted;
         /** Per group, the distinct cache entries its ops' local memory came from, or null for none. */
         private final LocalMemoryCache.Entry[][] held;
 
         private Plan(Set<String> required, long releases, OpenTransport[] transports, int[] ranks,
-                     List<List<TransportOp>> ops, ActionGroup[] counted, LocalMemoryCache.Entry[][] held) {
+                     List<List<TransportOp>> ops, long[][] counted, LocalMemoryCache.Entry[][] held) {
             this.required = required;
             this.releases = releases;
             this.transports = transports;
@@ -288,14 +288,14 @@ final class Dispatcher {
             OpenTransport[] transports = new OpenTransport[n];
             int[] ranks = new int[n];
             List<List<TransportOp>> ops = new ArrayList<>(n);
-            ActionGroup[] counted = new ActionGroup[n];
+            long[][] counted = new long[n][];
             LocalMemoryCache.Entry[][] held = new LocalMemoryCache.Entry[n][];
             int i = 0;
             for (ActionGroup g = head; g != null; g = g.next, i++) {
                 transports[i] = g.transport;
                 ranks[i] = g.rank;
                 ops.add(g.ops);
-                counted[i] = g;
+                counted[i] = g.counts();
                 if (g.held != null) {
                     List<LocalMemoryCache.Entry> distinct = new ArrayList<>(1);
                     for (LocalMemoryCache.Entry e : g.held) {
