@@ -28,10 +28,11 @@ import org.apache.spark.storage.ShuffleBlockId;
  * <p>Each map output contributes one read: the bytes of the task's partition range, which are
  * contiguous in the map output. Reads are packed, in the order Spark listed the map outputs,
  * into actions of at most {@link RdmaShuffleConf#maxOpsPerAction()} reads and
- * {@link RdmaShuffleConf#fetchBufferSize()} bytes, each read landing in a reused staging buffer
- * (a read larger than one staging buffer gets an action and a segment of its own). While the
- * task deserializes one action's blocks the next action is already in flight; the time the task
- * waits for an action is its fetch wait time.
+ * {@link RdmaShuffleConf#fetchBufferSize()} bytes, each read landing in a reused staging buffer;
+ * a read larger than one staging buffer is read in staging-size pieces, an action per piece
+ * ({@link PiecedRead}), so that a reducer never needs more than its two staging buffers. While the
+ * task deserializes one action's blocks (or one piece) the next action is already in flight; the
+ * time the task waits for an action is its fetch wait time.
  *
  * <p>Failures: an action that fails (or misses its deadline) is followed by one read per map
  * output of the action, to name the output that cannot be read; the task then fails with Spark's
@@ -41,7 +42,8 @@ import org.apache.spark.storage.ShuffleBlockId;
  * with {@code spark.shuffle.useOldFetchProtocol}, whose older buffer its owner released). When every
  * one of those reads succeeds, their bytes are used. A map output whose token the driver does not
  * know, or whose token does not cover the partitions, fails the same way before anything is
- * read. Bytes are never handed out from an action that did not complete.
+ * read. Bytes are never handed out from an action that did not complete. A piece that fails
+ * fails the same way, thrown from the read of the block stream that needed it.
  */
 final class BlockFetcher {
 
@@ -62,8 +64,12 @@ final class BlockFetcher {
     }
 
     private final class Batch {
+        /** Whole reads packed together, or the one read this batch is a piece of. */
         final List<MapRead> reads = new ArrayList<>();
         long bytes;
+        /** Non-null for a piece of a larger read: which read, and which piece. */
+        PiecedRead pieced;
+        int piece;
         MemorySegment memory;
         StagingBuffers.Staging staging;
         CompletableFuture<RdmaResult> future;
@@ -72,12 +78,27 @@ final class BlockFetcher {
             staging = state.takeStaging(bytes);
             memory = staging.segment();
             RdmaAction action = state.manager().newAction();
-            long at = 0;
-            for (MapRead read : reads) {
-                action.readInto(remote(read), memory.asSlice(at, read.length()));
-                at += read.length();
+            if (pieced != null) {
+                reads.set(0, pieced.read);          // the newest token (see retryOneByOne)
+                action.readInto(remote(pieced.read, within(), bytes), memory.asSlice(0, bytes));
+            } else {
+                long at = 0;
+                for (MapRead read : reads) {
+                    action.readInto(remote(read, 0, read.length()), memory.asSlice(at, read.length()));
+                    at += read.length();
+                }
             }
             future = action.submitForResult(conf.fetchTimeout());
+        }
+
+        /** @return where this batch's bytes start in its (only) read's range: 0 unless a piece */
+        long within() {
+            return pieced == null ? 0 : pieced.offset(piece);
+        }
+
+        /** @return bytes of read {@code i} in this batch */
+        long length(int i) {
+            return pieced == null ? reads.get(i).length() : bytes;
         }
 
         void free() {
@@ -104,6 +125,8 @@ final class BlockFetcher {
     private final List<OwnedOutput> held = new ArrayList<>();
     private Batch current;
     private Batch next;
+    /** The larger read whose pieces the blocks handed out last read through. */
+    private PiecedRead pieced;
     private boolean freed;
 
     /**
@@ -132,6 +155,11 @@ final class BlockFetcher {
                     throw sneaky(fetchFailed(read, "the map output was published empty but holds "
                             + read.length() + " B for partitions " + read.startPartition() + ".." + read.endPartition(), null));
                 }
+                if (read.length() > conf.fetchBufferSize()) {
+                    planPieces(read);
+                    batch = null;
+                    continue;
+                }
                 if (batch == null || batch.reads.size() >= conf.maxOpsPerAction()
                         || (batch.bytes + read.length() > conf.fetchBufferSize() && !batch.reads.isEmpty())) {
                     batch = new Batch();
@@ -150,9 +178,45 @@ final class BlockFetcher {
         }
     }
 
-    private RdmaRemoteBuffer remote(MapRead read) {
+    /** A batch per staging-size piece of a read larger than a staging buffer. */
+    private void planPieces(MapRead read) {
+        PiecedRead large = new PiecedRead(read, conf.fetchBufferSize(), this::nextPiece);
+        for (int i = 0; i < large.pieces(); i++) {
+            Batch piece = new Batch();
+            piece.pieced = large;
+            piece.piece = i;
+            piece.bytes = large.pieceLength(i);
+            piece.reads.add(read);
+            planned.add(piece);
+        }
+    }
+
+    private static RdmaRemoteBuffer remote(MapRead read, long within, long length) {
         RdmaRemoteBuffer whole = RdmaRemoteBuffer.fromBytes(read.output().token());
-        return whole.slice(read.from(), read.length());
+        return whole.slice(read.from() + within, length);
+    }
+
+    /** Gives the current action's memory back, waits for the next one and starts the one after. */
+    private void advance() {
+        if (current != null) {
+            current.free();
+        }
+        current = next;
+        next = null;
+        awaitBatch(current);
+        if (!planned.isEmpty()) {
+            next = planned.poll();
+            next.start();
+        }
+    }
+
+    /** {@link PiecedRead.Pieces#next}: the next action is that read's next piece. */
+    private void nextPiece(PiecedRead read) {
+        if (freed || next == null || next.pieced != read) {
+            throw new IllegalStateException("no further piece of map output " + read.read.mapId() + " in flight");
+        }
+        advance();
+        read.arrived(current.piece, current.memory.asSlice(0, current.bytes));
     }
 
     /**
@@ -161,18 +225,20 @@ final class BlockFetcher {
      */
     Block nextBlock() {
         while (ready.isEmpty()) {
+            if (pieced != null) {
+                PiecedRead done = pieced;
+                pieced = null;
+                done.skipRest();            // a block left unfinished: its read's remaining pieces
+            }
             if (next == null) {
                 return null;
             }
-            if (current != null) {
-                current.free();
-            }
-            current = next;
-            next = null;
-            awaitBatch(current);
-            if (!planned.isEmpty()) {
-                next = planned.poll();
-                next.start();
+            advance();
+            if (current.pieced != null) {
+                pieced = current.pieced;
+                pieced.arrived(current.piece, current.memory.asSlice(0, current.bytes));
+                addPiecedBlocks(pieced);
+                continue;
             }
             long at = 0;
             for (MapRead read : current.reads) {
@@ -199,6 +265,13 @@ final class BlockFetcher {
             metrics.incFetchWaitTime(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start));
         }
         String route = String.join("+", result.transports());
+        if (batch.pieced != null) {             // a piece: the blocks that end in it count as fetched
+            long blocks = blocksEndingIn(batch.reads.getFirst(), batch.within(), batch.within() + batch.bytes);
+            metrics.incRemoteBlocksFetched(blocks);
+            metrics.incRemoteBytesRead(batch.bytes);
+            count(route, blocks, batch.bytes);
+            return;
+        }
         for (MapRead read : batch.reads) {
             count(route, blocksIn(read), read.length());
         }
@@ -214,8 +287,9 @@ final class BlockFetcher {
         long at = 0;
         for (int i = 0; i < batch.reads.size(); i++) {
             MapRead read = batch.reads.get(i);
-            MemorySegment into = batch.memory.asSlice(at, read.length());
-            Throwable failure = readAlone(batch, read, into, transports);
+            long length = batch.length(i);
+            MemorySegment into = batch.memory.asSlice(at, length);
+            Throwable failure = readAlone(batch, read, batch.within(), into, transports);
             if (failure != null) {
                 MapOutputToken fresh;
                 try {
@@ -228,24 +302,28 @@ final class BlockFetcher {
                         && fresh.numPartitions() >= read.endPartition()) {
                     MapRead renewed = new MapRead(read.address(), read.mapId(), read.mapIndex(), fresh,
                             read.startPartition(), read.endPartition());
-                    if (renewed.length() == read.length() && readAlone(batch, renewed, into, transports) == null) {
+                    if (renewed.length() == read.length()
+                            && readAlone(batch, renewed, batch.within(), into, transports) == null) {
                         batch.reads.set(i, renewed);
+                        if (batch.pieced != null) {
+                            batch.pieced.read = renewed;        // its later pieces read the new token too
+                        }
                         failure = null;
                     }
                 }
             }
             if (failure != null) {
-                throw sneaky(fetchFailed(read, "rdma4j read of " + read.length() + " B failed: " + failure, failure));
+                throw sneaky(fetchFailed(read, "rdma4j read of " + length + " B failed: " + failure, failure));
             }
-            at += read.length();
+            at += length;
         }
         return new RdmaResult(transports, batch.reads.size(), batch.bytes, java.time.Duration.ZERO);
     }
 
     /** @return null when the read landed in {@code into}, else why it failed */
-    private Throwable readAlone(Batch batch, MapRead read, MemorySegment into, List<String> transports) {
+    private Throwable readAlone(Batch batch, MapRead read, long within, MemorySegment into, List<String> transports) {
         CompletableFuture<RdmaResult> single = state.manager().newAction()
-                .readInto(remote(read), into)
+                .readInto(remote(read, within, into.byteSize()), into)
                 .submitForResult(conf.fetchTimeout());
         batch.future = single;
         try {
@@ -282,11 +360,31 @@ final class BlockFetcher {
         }
     }
 
-    private static long blocksIn(MapRead read) {
+    /** The blocks of a larger read, each a stream through its pieces; counted as fetched when their last piece arrives. */
+    private void addPiecedBlocks(PiecedRead large) {
+        MapRead read = large.read;
         long[] offsets = read.output().offsets();
-        long n = 0;
+        long base = offsets[read.startPartition()];
         for (int p = read.startPartition(); p < read.endPartition(); p++) {
             if (offsets[p + 1] > offsets[p]) {
+                ready.add(new Block(new ShuffleBlockId(shuffleId, read.mapId(), p),
+                        large.stream(offsets[p] - base, offsets[p + 1] - base)));
+            }
+        }
+    }
+
+    private static long blocksIn(MapRead read) {
+        return blocksEndingIn(read, 0, read.length());
+    }
+
+    /** @return the non-empty blocks of the read whose last byte lies in the range's bytes {@code [from, to)} */
+    private static long blocksEndingIn(MapRead read, long from, long to) {
+        long[] offsets = read.output().offsets();
+        long base = offsets[read.startPartition()];
+        long n = 0;
+        for (int p = read.startPartition(); p < read.endPartition(); p++) {
+            long end = offsets[p + 1] - base;
+            if (offsets[p + 1] > offsets[p] && end > from && end <= to) {
                 n++;
             }
         }
@@ -316,11 +414,16 @@ final class BlockFetcher {
         }
         freed = true;
         ready.clear();
-        if (current != null) {
-            current.free();
+        for (Batch b : new Batch[] {current, next}) {
+            if (b != null) {
+                b.free();
+                if (b.pieced != null) {
+                    b.pieced.close();
+                }
+            }
         }
-        if (next != null) {
-            next.free();
+        if (pieced != null) {
+            pieced.close();
         }
         planned.clear();
         for (OwnedOutput output : held) {

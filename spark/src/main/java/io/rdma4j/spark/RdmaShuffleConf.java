@@ -16,7 +16,7 @@ import scala.Tuple2;
  *   <li>{@code spark.rdma4j.shuffle.*} configure the shuffle itself: {@code fetchTimeout} (the
  *       deadline of one fetch action, default {@code 60s}), {@code fetchBufferSize} (bytes of one
  *       reused staging buffer, default {@code 8m}: a reducer fills one while it deserializes the
- *       other), {@code maxOpsPerAction} (map outputs one action reads, default {@code 256}),
+ *       other, and reads a block larger than that in pieces of this size), {@code maxOpsPerAction} (map outputs one action reads, default {@code 256}),
  *       {@code mapOutputs} (how a committed map output is registered: {@code mapped}, the default,
  *       or {@code copied}; see {@link MapOutputs}).</li>
  *   <li>Every other {@code spark.rdma4j.X} is the rdma4j setting {@code rdma.X}, given to the

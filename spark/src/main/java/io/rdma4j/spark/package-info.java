@@ -41,8 +41,10 @@
  *       deserialization, aggregation and ordering as Spark's {@code BlockStoreShuffleReader}.</li>
  *   <li>{@link io.rdma4j.spark.BlockFetcher}: the one-sided reads, packed into actions with
  *       deadlines into reused staging memory; failures become Spark's fetch failures.</li>
+ *   <li>{@link io.rdma4j.spark.PiecedRead}: a map output's range larger than a staging buffer,
+ *       read in staging-size pieces, and the streams of its blocks over them.</li>
  *   <li>{@link io.rdma4j.spark.StagingBuffers}: the memory reducers read into: staging buffers
- *       of {@code fetchBufferSize}, reused, and larger ones for larger blocks, kept within a bound.</li>
+ *       of {@code fetchBufferSize}, reused; nothing larger.</li>
  * </ul>
  *
  * <p><b>Metrics</b>

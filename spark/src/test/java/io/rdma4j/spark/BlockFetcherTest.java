@@ -2,6 +2,7 @@ package io.rdma4j.spark;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -9,6 +10,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.rdma4j.RdmaBuffer;
 import io.rdma4j.RdmaManager;
 import java.io.IOException;
+import java.io.InputStream;
 import java.lang.foreign.ValueLayout;
 import java.util.ArrayList;
 import java.util.List;
@@ -124,21 +126,61 @@ class BlockFetcherTest {
     }
 
     @Test
-    void aBlockLargerThanAStagingBufferIsReadIntoMemoryThatTheNextReadersReuse() throws IOException {
-        // blocks of 9000 and 8000 B with 4 KiB staging buffers: each needs memory of its own
+    void aBlockLargerThanAStagingBufferIsReadInStagingSizePiecesIntoTheTwoStagingBuffersOnly() throws IOException {
+        // blocks of 9000 and 8000 B with 4 KiB staging buffers: three and two pieces, a block crossing pieces
         BlockFetcher.MapRead first = mapOutput(11, new long[] {9000, 10}, 0, 2);
         BlockFetcher.MapRead second = mapOutput(12, new long[] {5, 8000}, 0, 2);
-        assertEquals(List.of("11:0:9000", "11:1:10"),
-                readAll(new BlockFetcher(reader, SHUFFLE, List.of(first), new TempShuffleReadMetrics())));
-        long allocated = reader.stagingBytesAllocated();
-        assertTrue(allocated >= 9010, "the first reader's memory: " + allocated);
         for (int i = 0; i < 3; i++) {
-            assertEquals(List.of("12:0:5", "12:1:8000"),
-                    readAll(new BlockFetcher(reader, SHUFFLE, List.of(second), new TempShuffleReadMetrics())));
             assertEquals(List.of("11:0:9000", "11:1:10"),
                     readAll(new BlockFetcher(reader, SHUFFLE, List.of(first), new TempShuffleReadMetrics())));
+            assertEquals(List.of("12:0:5", "12:1:8000"),
+                    readAll(new BlockFetcher(reader, SHUFFLE, List.of(second), new TempShuffleReadMetrics())));
         }
-        assertEquals(allocated, reader.stagingBytesAllocated(), "later readers allocate nothing");
+        assertEquals(List.of("11:0:9000", "11:1:10", "12:0:5", "12:1:8000"),
+                readAll(new BlockFetcher(reader, SHUFFLE, List.of(first, second), new TempShuffleReadMetrics())));
+        assertEquals(2 * 4096, reader.stagingBytesAllocated(),
+                "one staging buffer being read, one being filled, nothing larger");
+    }
+
+    @Test
+    void aBlockLeftUnfinishedIsSkippedToTheNextBlockAcrossItsPieces() throws IOException {
+        BlockFetcher.MapRead large = mapOutput(13, new long[] {9000, 5000, 3}, 0, 3);
+        BlockFetcher.MapRead after = mapOutput(14, new long[] {7, 9}, 0, 2);
+        BlockFetcher fetcher = new BlockFetcher(reader, SHUFFLE, List.of(large, after), new TempShuffleReadMetrics());
+        BlockFetcher.Block abandoned = fetcher.nextBlock();
+        assertEquals(13, abandoned.id().mapId());
+        assertEquals(0, abandoned.id().reduceId());
+        assertEquals(10, abandoned.stream().readNBytes(10).length);   // then left: the rest is never read
+        assertEquals(List.of("13:1:5000", "13:2:3", "14:0:7", "14:1:9"), readAll(fetcher));
+    }
+
+    @Test
+    void aMapOutputReleasedWhileItsLargeBlockIsReadFailsThatBlocksStreamWithItsFetchFailure() {
+        int length = 5 * 4096;                                  // five pieces
+        BlockFetcher fetcher = new BlockFetcher(reader, SHUFFLE, List.of(mapOutput(16, new long[] {length}, 0, 1)),
+                new TempShuffleReadMetrics());
+        BlockFetcher.Block block = fetcher.nextBlock();
+        InputStream stream = block.stream();
+        byte[] got = new byte[length];
+        int n = 0;
+        Throwable failure = null;
+        try {
+            n = stream.readNBytes(got, 0, 100);
+            buffers.get(0).close();                             // the owner releases it while the reducer reads
+            for (int r; n < length && (r = stream.read(got, n, length - n)) > 0; ) {
+                n += r;
+            }
+        } catch (Throwable e) {
+            failure = e;
+        }
+        fetcher.free();
+        FetchFailedException fetchFailed = assertInstanceOf(FetchFailedException.class, failure,
+                "read " + n + " of " + length + " B");
+        assertEquals(16, ((org.apache.spark.FetchFailed) fetchFailed.toTaskFailedReason()).mapId());
+        assertTrue(n < length, n + " B");
+        for (int i = 0; i < n; i++) {
+            assertEquals((byte) (16 + i), got[i], "byte " + i + " handed out before the failure");
+        }
     }
 
     @Test
