@@ -1,6 +1,5 @@
 package io.rdma4j;
 
-import io.rdma4j.spi.TransportOp;
 import io.rdma4j.spi.TransportOp.OpType;
 
 import java.lang.invoke.MethodHandles;
@@ -44,29 +43,6 @@ final class ManagerStats {
     ManagerStats(List<String> transports) {
         this.transports = List.copyOf(transports);
         this.cells = new long[transports.size()][TYPES.length][STRIPES][WIDTH];
-    }
-
-    /**
-     * Counts one finished group of ops on transport number {@code transport} (its rank).
-     *
-     * @param nanos how long the group took
-     */
-    void group(int transport, List<TransportOp> ops, long nanos, boolean failed) {
-        long readOps = 0;
-        long readBytes = 0;
-        long writeOps = 0;
-        long writeBytes = 0;
-        for (int i = 0, n = ops.size(); i < n; i++) {
-            TransportOp op = ops.get(i);
-            if (op.type() == OpType.READ_INTO_LOCAL) {
-                readOps++;
-                readBytes += op.length();
-            } else {
-                writeOps++;
-                writeBytes += op.length();
-            }
-        }
-        group(transport, readOps, readBytes, writeOps, writeBytes, nanos, failed);
     }
 
     /**

@@ -70,13 +70,12 @@ final class BlockFetcher {
         /** Non-null for a piece of a larger read: which read, and which piece. */
         PiecedRead pieced;
         int piece;
+        /** The staging buffer this batch reads into, taken when it starts, until {@link #free}. */
         MemorySegment memory;
-        StagingBuffers.Staging staging;
         CompletableFuture<RdmaResult> future;
 
         void start() {
-            staging = state.takeStaging(bytes);
-            memory = staging.segment();
+            memory = state.takeStaging(bytes);
             RdmaAction action = state.manager().newAction();
             if (pieced != null) {
                 reads.set(0, pieced.read);          // the newest token (see retryOneByOne)
@@ -106,11 +105,10 @@ final class BlockFetcher {
             if (f != null && !f.isDone()) {
                 f.cancel(true);
             }
-            if (staging != null) {
-                state.returnStaging(staging);
-                staging = null;
+            if (memory != null) {
+                state.returnStaging(memory);
+                memory = null;
             }
-            memory = null;
         }
     }
 

@@ -379,12 +379,12 @@ final class ExecutorShuffleState implements AutoCloseable {
     }
 
     /** @return a staging buffer for {@code bytes}, see {@link StagingBuffers#take(long)} */
-    StagingBuffers.Staging takeStaging(long bytes) {
+    MemorySegment takeStaging(long bytes) {
         return stagingBuffers.take(bytes);
     }
 
     /** Gives a staging buffer back once no transport touches it any more. */
-    void returnStaging(StagingBuffers.Staging buffer) {
+    void returnStaging(MemorySegment buffer) {
         stagingBuffers.give(buffer);
     }
 

@@ -17,10 +17,6 @@ import java.util.Deque;
  */
 final class StagingBuffers implements AutoCloseable {
 
-    /** Memory a reducer reads into: a {@link #segment} of the staging size. */
-    record Staging(MemorySegment segment) {
-    }
-
     private final long size;
     private final Arena arena = Arena.ofShared();
     private final Deque<MemorySegment> free = new ArrayDeque<>();
@@ -40,7 +36,7 @@ final class StagingBuffers implements AutoCloseable {
      * @throws IllegalArgumentException when {@code bytes} exceeds the staging size
      * @throws IllegalStateException when closed
      */
-    synchronized Staging take(long bytes) {
+    synchronized MemorySegment take(long bytes) {
         if (bytes > size) {
             throw new IllegalArgumentException(bytes + " B do not fit a staging buffer of " + size + " B");
         }
@@ -52,13 +48,13 @@ final class StagingBuffers implements AutoCloseable {
             allocated += size;
             segment = arena.allocate(size, 64);
         }
-        return new Staging(segment);
+        return segment;
     }
 
     /** Gives a buffer back once no transport touches it any more; after close it is dropped (freed with the arena). */
-    synchronized void give(Staging buffer) {
+    synchronized void give(MemorySegment buffer) {
         if (!closed) {
-            free.addFirst(buffer.segment());
+            free.addFirst(buffer);
         }
     }
 

@@ -157,12 +157,7 @@ public final class VerbsDevice implements AutoCloseable {
 
     /** Takes one completion-queue entry for a work request about to be posted; false when the queue is fully promised. */
     public boolean reserveCompletion() {
-        for (int room = cqRoom.get(); room > 0; room = cqRoom.get()) {
-            if (cqRoom.compareAndSet(room, room - 1)) {
-                return true;
-            }
-        }
-        return false;
+        return reserveCompletions(1) == 1;
     }
 
     /**

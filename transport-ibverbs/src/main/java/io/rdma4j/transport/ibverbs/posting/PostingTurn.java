@@ -67,30 +67,15 @@ public final class PostingTurn<T> {
         this.poster = poster;
     }
 
-    /**
-     * Posts {@code item} now, when no other thread posts and nothing waits (no queue then), or
-     * leaves it to the thread that posts.
-     */
+    /** Posts {@code item}: {@link #post(Object, List)} with nothing more. */
     void post(T item) {
-        if (!handed.isEmpty() || !turn.tryLock()) {
-            handed.add(item);
-            postHanded();
-            return;
-        }
-        Failed<T> failed;
-        try {
-            round.add(item);
-            failed = postRound();
-        } finally {
-            turn.unlock();
-        }
-        if (failed != null) {      // first, so that what was handed over meanwhile learns of it
-            poster.roundFailed(failed.items(), failed.failure());
-        }
-        postHanded();       // what was handed over while this thread had the turn
+        post(item, null);
     }
 
-    /** Posts {@code first}, then {@code more} (may be null), in that order, as {@link #post} does. */
+    /**
+     * Posts {@code first}, then {@code more} (may be null), in that order: now, when no other
+     * thread posts and nothing waits (no queue then), or leaves them to the thread that posts.
+     */
     void post(T first, List<T> more) {
         if (handed.isEmpty() && turn.tryLock()) {      // nothing handed over and nobody posting: no queue
             Failed<T> failed;
