@@ -319,10 +319,9 @@ class VerbsNoLateDmaVmTest {
     void eightReadsOnOneQueuePair_oneCancelled_theOtherSevenFinishOnAReplacement_withTheirBytes() throws Exception {
         int n = 8;
         long part = SIZE / n;
-        List<MemorySegment> locals = new java.util.ArrayList<>();
+        List<MemorySegment> locals = registeredLocals(n, part);
         List<CompletableFuture<Void>> reads = new java.util.ArrayList<>();
         for (int i = 0; i < n; i++) {
-            locals.add(managers.arena().allocate(part, 64));
             reads.add(holder.read(remote.slice(i * part, part), locals.get(i), TIMEOUT));
         }
         new Submitted(reads.getFirst(), locals.getFirst(), null).awaitStarted();
@@ -341,17 +340,20 @@ class VerbsNoLateDmaVmTest {
 
     /**
      * The same when one of the eight times out: its deadline moves the queue pair to ERROR; the
-     * other seven are posted again on a replacement and bring their bytes.
+     * other seven are posted again on a replacement and bring their bytes. The one with the short
+     * deadline is the last: queued behind the seven others (56 MiB, over 2 s at the slowed rate), it
+     * cannot finish within its second. (It was the fifth, behind 32 MiB, with memory registered as
+     * each read was submitted: in a CI run the registrations under emulation let the first four
+     * finish before the fifth was posted, and it finished in time.)
      */
     @Test
     void eightReadsOnOneQueuePair_oneTimedOut_theOtherSevenFinishOnAReplacement_withTheirBytes() throws Exception {
         int n = 8;
         long part = SIZE / n;
-        int late = n / 2;       // queued behind four others: at the slowed rate still running after one second
-        List<MemorySegment> locals = new java.util.ArrayList<>();
+        int late = n - 1;
+        List<MemorySegment> locals = registeredLocals(n, part);
         List<CompletableFuture<Void>> reads = new java.util.ArrayList<>();
         for (int i = 0; i < n; i++) {
-            locals.add(managers.arena().allocate(part, 64));
             reads.add(holder.read(remote.slice(i * part, part), locals.get(i), i == late ? Duration.ofSeconds(1) : TIMEOUT));
         }
 
@@ -365,6 +367,19 @@ class VerbsNoLateDmaVmTest {
                 assertEquals(-1, buffer.segment().asSlice(k * part, part).mismatch(locals.get(k)), () -> "read " + k);
             }
         }
+    }
+
+    /**
+     * {@code n} buffers of {@code size} bytes registered with the holder beforehand: reads into them
+     * are posted as they are submitted, with no registration of local memory in between (under
+     * emulation one of 8 MiB takes long enough for earlier reads to finish meanwhile).
+     */
+    private List<MemorySegment> registeredLocals(int n, long size) {
+        List<MemorySegment> locals = new java.util.ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            locals.add(holder.allocate(size).join().segment());
+        }
+        return locals;
     }
 
     /** A read of the whole remote buffer submitted to the holder's transport directly, as the manager would. */

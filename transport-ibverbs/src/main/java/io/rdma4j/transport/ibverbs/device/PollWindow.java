@@ -102,8 +102,8 @@ public final class PollWindow {
         return Math.max(window, Math.min(2 * gap, CAP_NANOS));
     }
 
-    /** The typical gap between takes of completions while work was in flight, in nanoseconds; 0 before the first. */
-    long gapNanos() {
+    /** The typical gap between takes of completions while work was in flight, in nanoseconds; 0 before the first (for tests and diagnostics). */
+    public long gapNanos() {
         return gapNanos;
     }
 
