@@ -125,10 +125,14 @@ class VerbsBatchVmTest {
      * takes (it used to wake every 50 us, or as often as the guest's timers let it). The holder's
      * busy-poll window is 1 s, so that the caller polls through the whole action; 512 writes of 64
      * KiB in chains of up to 128 with one completion asked for in 128 take a few completions and
-     * many milliseconds.
+     * many milliseconds. The bound allows twice that: an unpark that finds the poller already
+     * awake leaves a permit, on which its next rest returns at once, and the wake at the end of the
+     * action before (the one that connected) may be counted after the count was read; a poller that
+     * wakes on a timer instead wakes hundreds of times (532 in this action, measured). It allowed
+     * one per completion taken plus one, and failed once in CI (6 wakes for 4 completions).
      */
     @Test
-    void callerWaitingForAnActionOfManyWrites_pollerWakesAtMostOncePerCompletionTaken() {
+    void callerWaitingForAnActionOfManyWrites_pollerWakesForTheCompletionsTheCallerTakes_notOnATimer() {
         RdmaManager owner = owner();
         RdmaManager holder = holder("rdma.ibverbs.busyPollWindow=1s", "rdma.ibverbs.signalEvery=128");
         int size = 64 << 10;
@@ -151,7 +155,7 @@ class VerbsBatchVmTest {
 
         assertAll(
                 () -> assertEquals(-1, DataPattern.mismatch(remote.segment(), 31), "the owner's buffer after the writes"),
-                () -> assertTrue(woke <= taken + 1, "the poller woke " + woke + " times from resting while the caller took "
+                () -> assertTrue(woke <= 2 * taken + 2, "the poller woke " + woke + " times from resting while the caller took "
                         + taken + " completions"));
     }
 
