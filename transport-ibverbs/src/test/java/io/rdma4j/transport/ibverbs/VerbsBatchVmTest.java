@@ -152,6 +152,8 @@ class VerbsBatchVmTest {
         writes.submitAndWait(TIMEOUT);
         long woke = d.restWakeups() - rests;
         long taken = d.completions() - completions;
+        System.out.println("VerbsBatchVmTest: the poller woke " + woke + " times from resting while the caller took "
+                + taken + " completions");
 
         assertAll(
                 () -> assertEquals(-1, DataPattern.mismatch(remote.segment(), 31), "the owner's buffer after the writes"),
@@ -185,6 +187,7 @@ class VerbsBatchVmTest {
         DataPattern.fill(local.segment(), 41);
         VerbsDevice d = holderDevice();
         long gapBefore = d.pollWindow.gapNanos();     // of the reads that checked the slices
+        long ended = d.waiterPollsEnded();
         for (int a = 0; a < 20; a++) {
             RdmaAction writes = holder.newAction();
             for (int i = 0; i < ops; i++) {
@@ -194,6 +197,9 @@ class VerbsBatchVmTest {
         }
 
         long gapAfter = d.pollWindow.gapNanos();
+        System.out.println("VerbsBatchVmTest: typical gap between completions " + gapAfter + " ns, the waiting caller's window "
+                + d.pollWindow.waiterNanos() + " ns; it stopped polling before its action was done in "
+                + (d.waiterPollsEnded() - ended) + " of 20 actions");
 
         assertAll(
                 () -> assertEquals(-1, DataPattern.mismatch(remote.segment(), 41), "the owner's buffer after the writes"),
